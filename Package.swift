@@ -1,0 +1,49 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "akloc",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "aklocd", targets: ["aklocd"]),
+        .executable(name: "akloc", targets: ["akloc"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CGPS",
+            pkgConfig: "libgps",
+            providers: [.apt(["libgps-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        // Pure Swift, but `rounded()` and friends need libm at link time.
+        .target(name: "AklocCore", linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "AklocProtocol", dependencies: ["AklocCore"]),
+        .target(name: "AklocGPSD", dependencies: ["AklocCore", "CGPS"]),
+        .target(name: "AklocSystemd", dependencies: ["CSystemd"]),
+        .target(
+            name: "AklocDaemon",
+            dependencies: ["AklocCore", "AklocProtocol", "AklocGPSD", "AklocSystemd"]
+        ),
+        .executableTarget(name: "aklocd", dependencies: ["AklocDaemon"]),
+        .executableTarget(name: "akloc", dependencies: ["AklocCore", "AklocProtocol"]),
+        .target(
+            name: "AklocTestSupport",
+            dependencies: ["AklocCore", "AklocProtocol"],
+            path: "Tests/AklocTestSupport"
+        ),
+        .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore", "AklocTestSupport"]),
+        .testTarget(name: "AklocProtocolTests", dependencies: ["AklocProtocol", "AklocTestSupport"]),
+        .testTarget(name: "AklocGPSDTests", dependencies: ["AklocGPSD", "AklocTestSupport"]),
+        .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
+        .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["AklocCore", "AklocProtocol", "AklocTestSupport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,58 @@
+/// An observable key path (DESIGN §3), KVO-style.
+///
+/// `myLocation` is the throttled location, `rawLocation` every epoch; both take
+/// a member (`myLocation.speed`, `myLocation.coordinate`).
+public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
+    public enum Root: String, Hashable, Sendable, CaseIterable {
+        case myLocation
+        case rawLocation
+        case authorizationStatus
+        case state
+        case source
+    }
+
+    /// The members of a location a key path may name.
+    public enum Member: String, Hashable, Sendable, CaseIterable {
+        case coordinate
+        case latitude
+        case longitude
+        case altitude
+        case ellipsoidalAltitude
+        case horizontalAccuracy
+        case verticalAccuracy
+        case speed
+        case speedAccuracy
+        case course
+        case courseAccuracy
+        case climb
+        case mode
+        case timestamp
+        case receivedAt
+        case device
+    }
+
+    public var root: Root
+    public var member: Member?
+
+    public init(_ root: Root, member: Member? = nil) {
+        self.root = root
+        self.member = member
+    }
+
+    /// Whether values of this path are locations (throttled per policy for `myLocation`).
+    public var isLocation: Bool { root == .myLocation || root == .rawLocation }
+
+    public var description: String {
+        member.map { "\(root.rawValue).\($0.rawValue)" } ?? root.rawValue
+    }
+}
+
+/// A value a key path resolves to, ready for the wire.
+public enum KeyPathValue: Hashable, Sendable {
+    case null
+    case number(Double)
+    case string(String)
+    case location(Location)
+    case coordinate(latitude: Double, longitude: Double)
+    case time(FixTime)
+}

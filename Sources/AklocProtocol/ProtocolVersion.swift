@@ -1,0 +1,1 @@
+public enum AklocProtocolVersion { public static let protocolVersion = 1 }
