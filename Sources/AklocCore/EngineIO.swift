@@ -97,7 +97,9 @@ extension Engine {
 
     public enum Request: Sendable {
         /// Delegate-style updates; `policy` nil means the connection's default.
-        case startUpdatingLocation(policy: ThrottlePolicy?)
+        /// `everyEpoch` also sends each epoch unthrottled (CoreLocation's own
+        /// `didUpdateLocation`), which AKLocationManager always did; off by default.
+        case startUpdatingLocation(policy: ThrottlePolicy?, everyEpoch: Bool)
         case stopUpdatingLocation
         case observe(KeyPath, initial: Bool, old: Bool, policy: ThrottlePolicy?)
         case unobserve(KeyPath)
@@ -126,7 +128,7 @@ extension Engine {
         case persist
     }
 
-    public enum Event: Sendable, Equatable {
+    public enum Event: Sendable, Hashable {
         case didGetFirstLocation(Location)
         /// `afterTimeInterval` is nil for the every-epoch `rawLocation` stream,
         /// and the real elapsed seconds since the previous delivery otherwise.
@@ -136,7 +138,7 @@ extension Engine {
         case change(keyPath: KeyPath, new: KeyPathValue, old: KeyPathValue?)
     }
 
-    public enum Reply: Sendable, Equatable {
+    public enum Reply: Sendable, Hashable {
         case done
         case value(KeyPathValue)
         case location(Location)
@@ -160,5 +162,22 @@ public struct EngineError: Error, Hashable, Sendable {
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+}
+
+/// What survives a restart (DESIGN §5); the shell stores it atomically.
+public struct PersistentState: Hashable, Sendable, Codable {
+    public var paused: Bool
+    public var lastLocation: Location?
+    /// Answers to `requestAuthorization`, per uid.
+    public var authorizationDecisions: [UInt32: AuthorizationStatus]
+
+    public init(
+        paused: Bool = false, lastLocation: Location? = nil,
+        authorizationDecisions: [UInt32: AuthorizationStatus] = [:]
+    ) {
+        self.paused = paused
+        self.lastLocation = lastLocation
+        self.authorizationDecisions = authorizationDecisions
     }
 }
