@@ -1,5 +1,10 @@
 /// The pure decision core (DESIGN §1): fixes, source changes, timer ticks and
 /// subscriber requests in; deliveries, replies and timers out.
+///
+/// Every rule is written out in docs/semantics.md. Outputs of one `handle`
+/// come in a fixed order: events (grouped per identical event), then `state`
+/// and `source` change events, then the reply to the request being handled,
+/// then `.watch`, `.armTimer` and `.persist`.
 public struct Engine: Sendable {
     public struct Configuration: Hashable, Sendable {
         public var defaultPolicy: ThrottlePolicy
@@ -23,13 +28,109 @@ public struct Engine: Sendable {
         }
     }
 
+    /// Running totals for `status`.
+    public struct Counters: Hashable, Sendable {
+        /// `.fix` inputs (TPVs with a fix), duplicates of an epoch included.
+        public var fixes: UInt64 = 0
+        /// Distinct epochs among them.
+        public var epochs: UInt64 = 0
+        /// Location events sent, counted per subscriber: throttled and forced
+        /// `didUpdateLocation`s, every-epoch copies, location change events
+        /// and `requestLocation` answers.
+        public var deliveries: UInt64 = 0
+
+        public init() {}
+    }
+
+    /// May be changed between inputs (a reload); new values apply to later
+    /// starts, observations and authorization requests.
     public var configuration: Configuration
+
+    // The world as the engine knows it.
+    var paused = false
+    var sourceName: String?
+    /// The newest fix. Restored from disk it has no receipt instant and is
+    /// never fresh.
+    var lastFix: Location?
+    /// Receipt of the first TPV of `lastFix`'s epoch.
+    var lastFixAt: Instant?
+    /// False once the source went away: the fix is kept for `get` only.
+    var lastFixLive = false
+    /// Whether the latest TPV had a fix (mode >= 2): `running` vs `searching`.
+    var latestHadFix = false
+    var subscribers: [Subscriber] = []
+    var decisions: [UInt32: AuthorizationStatus] = [:]
+    public internal(set) var counters = Counters()
+
+    // What the shell was last told, so outputs go out only on change.
+    var watching = false
+    var armedTimer: Instant?
+    var reportedState: ServiceState
+    var reportedSource: String?
+
+    // Bookkeeping for `.watch` and `.armTimer` without a scan per request.
+    var needingCount = 0
+    var earliestDeadline: Instant?
+    var aggregatesDirty = false
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        reportedState = .sourceUnavailable
+    }
+
+    /// An engine resuming after a restart: the paused flag, authorization
+    /// decisions and the last location (for `get` only, never fresh) come back.
+    public init(configuration: Configuration = Configuration(), restoring state: PersistentState)
+        throws(EngineConfigurationError)
+    {
+        try configuration.validate()
+        self.init(configuration: configuration)
+        paused = state.paused
+        lastFix = state.lastLocation
+        decisions = state.authorizationDecisions
+        reportedState = self.state
     }
 
     public mutating func handle(_ input: Input, at now: Instant) -> [Output] {
-        []
+        var step = Step()
+        switch input {
+        case .fix(let fix): handleFix(fix, at: now, &step)
+        case .noFix: latestHadFix = false
+        case .sourceConnected(let name): handleSourceConnected(name, at: now, &step)
+        case .sourceDisconnected: handleSourceDisconnected(&step)
+        case .tick: handleTick(at: now, &step)
+        case .connect(let id, let peer): handleConnect(id, peer)
+        case .disconnect(let id): handleDisconnect(id)
+        case .request(let id, let token, let request): handleRequest(request, from: id, token, at: now, &step)
+        case .authorizationChanged(let id, let status): handleAuthorizationChanged(id, status, at: now, &step)
+        case .sessionChanged(let uid, let active): handleSessionChanged(uid: uid, active: active, at: now, &step)
+        case .stopping: sendToAll(.didGetNotification(.daemonStopping), &step)
+        }
+        return finish(step)
+    }
+
+    /// What one `handle` accumulates before `finish` orders it.
+    struct Step {
+        var events: [Output] = []
+        var reply: Output?
+        var persist = false
+    }
+
+    private mutating func finish(_ step: Step) -> [Output] {
+        var outputs = step.events
+        emitServiceChanges(into: &outputs)
+        if let reply = step.reply { outputs.append(reply) }
+        if aggregatesDirty { recomputeAggregates() }
+        let wanted = !paused && needingCount > 0
+        if wanted != watching {
+            watching = wanted
+            outputs.append(.watch(wanted))
+        }
+        if earliestDeadline != armedTimer {
+            armedTimer = earliestDeadline
+            outputs.append(.armTimer(earliestDeadline))
+        }
+        if step.persist { outputs.append(.persist) }
+        return outputs
     }
 }

@@ -1,0 +1,177 @@
+// Subscriber requests. Each answers with exactly one reply, emitted after the
+// events the request caused.
+
+extension Engine {
+    /// The longest `requestLocation` timeout accepted, in seconds.
+    public static let requestTimeoutLimit: Double = 86_400
+
+    mutating func handleConnect(_ id: SubscriberID, _ peer: Peer) {
+        if index(of: id) != nil { handleDisconnect(id) }
+        var authorization = peer.authorization
+        // A decision the uid made earlier answers for its new connections.
+        if authorization == .notDetermined, let decided = decisions[peer.uid] { authorization = decided }
+        let subscriber = Subscriber(
+            id: id, uid: peer.uid, authorization: authorization, sessionActive: peer.sessionActive)
+        subscribers.insert(subscriber, at: insertionPoint(for: id))
+    }
+
+    mutating func handleDisconnect(_ id: SubscriberID) {
+        guard let index = index(of: id) else { return }
+        let before = summary(at: index)
+        subscribers.remove(at: index)
+        note(before, Summary())
+    }
+
+    mutating func handleRequest(
+        _ request: Request, from id: SubscriberID, _ token: RequestToken, at now: Instant, _ step: inout Step
+    ) {
+        guard let index = index(of: id) else { return }
+        let before = summary(at: index)
+        let result = perform(request, index: index, at: now, &step)
+        step.reply = .reply(id, token, result)
+        // A pending requestLocation needs its token, known only here.
+        if case .requestLocation(let timeout) = request, case .success(.done) = result {
+            step.reply = nil
+            subscribers[index].pending.append(.init(token: token, deadline: now.advanced(bySeconds: timeout)))
+        }
+        if aggregatesDirty { return }
+        noteChange(at: index, from: before)
+    }
+
+    private mutating func perform(
+        _ request: Request, index: Int, at now: Instant, _ step: inout Step
+    ) -> Result<Reply, EngineError> {
+        let id = subscribers[index].id
+        switch request {
+        case .startUpdatingLocation(let requested, let everyEpoch):
+            guard subscribers[index].authorization.allowsLocation else {
+                step.events.append(.send([id], .didGetNotification(.locationManagerNotAuthorized)))
+                return .failure(notAuthorized(subscribers[index]))
+            }
+            let policy: ThrottlePolicy
+            switch validated(requested, for: subscribers[index]) {
+            case .success(let valid): policy = valid
+            case .failure(let error): return .failure(error)
+            }
+            if subscribers[index].updating != nil {
+                subscribers[index].updating!.throttle.replacePolicy(policy)
+                subscribers[index].updating!.everyEpoch = everyEpoch
+                return .success(.done)
+            }
+            subscribers[index].updating = .init(
+                throttle: Throttle(policy: policy), everyEpoch: everyEpoch,
+                firstFix: FirstFixLoop(attempts: configuration.firstLocationAttempts))
+            if paused || !subscribers[index].receivesLocations { return .success(.done) }
+            beginFirstFix(index: index, at: now, &step)
+            return .success(.done)
+
+        case .stopUpdatingLocation:
+            subscribers[index].updating = nil
+            return .success(.done)
+
+        case .observe(let keyPath, let initial, let old, let requested):
+            if keyPath.isLocation, !subscribers[index].authorization.allowsLocation {
+                return .failure(notAuthorized(subscribers[index]))
+            }
+            let policy: ThrottlePolicy
+            switch validated(requested, for: subscribers[index]) {
+            case .success(let valid): policy = valid
+            case .failure(let error): return .failure(error)
+            }
+            let current = currentValue(keyPath, for: subscribers[index])
+            if let slot = subscribers[index].observationIndex(keyPath) {
+                subscribers[index].observations[slot].sendsOld = old
+                subscribers[index].observations[slot].throttle?.replacePolicy(policy)
+            } else {
+                subscribers[index].observations.append(
+                    .init(
+                        keyPath: keyPath, sendsOld: old,
+                        throttle: keyPath.root == .myLocation ? Throttle(policy: policy) : nil,
+                        lastValue: current))
+            }
+            if initial { step.events.append(.send([id], .change(keyPath: keyPath, new: current, old: nil))) }
+            return .success(.done)
+
+        case .unobserve(let keyPath):
+            guard let slot = subscribers[index].observationIndex(keyPath) else {
+                return .failure(EngineError(.badRequest, "not observing \(keyPath)"))
+            }
+            subscribers[index].observations.remove(at: slot)
+            return .success(.done)
+
+        case .get(let keyPath):
+            if keyPath.isLocation, !subscribers[index].authorization.allowsLocation {
+                return .failure(notAuthorized(subscribers[index]))
+            }
+            return .success(.value(currentValue(keyPath, for: subscribers[index])))
+
+        case .requestLocation(let timeout):
+            guard subscribers[index].authorization.allowsLocation else {
+                return .failure(notAuthorized(subscribers[index]))
+            }
+            guard !paused else { return .failure(EngineError(.unavailable, "akloc is paused")) }
+            guard timeout.isFinite, timeout > 0, timeout <= Engine.requestTimeoutLimit else {
+                return .failure(
+                    EngineError(
+                        .badRequest,
+                        "timeout must be above 0 and at most \(Int(Engine.requestTimeoutLimit)) s (got \(timeout))"))
+            }
+            if subscribers[index].receivesLocations, hasFreshFix(at: now), let lastFix {
+                counters.deliveries += 1
+                return .success(.location(lastFix))
+            }
+            // `.done` tells handleRequest to park the request with its token.
+            return .success(.done)
+
+        case .requestAuthorization(let type):
+            return .success(.authorization(requestAuthorization(type, index: index, &step)))
+
+        case .configure(let policy):
+            do {
+                try policy.validate()
+            } catch {
+                return .failure(EngineError(error))
+            }
+            subscribers[index].defaultPolicy = policy
+            return .success(.done)
+
+        case .pause:
+            setPaused(true, at: now, &step)
+            return .success(.done)
+
+        case .resume:
+            setPaused(false, at: now, &step)
+            return .success(.done)
+        }
+    }
+
+    private func validated(
+        _ requested: ThrottlePolicy?, for subscriber: Subscriber
+    ) -> Result<ThrottlePolicy, EngineError> {
+        let policy = policy(requested, for: subscriber)
+        do {
+            try policy.validate()
+            return .success(policy)
+        } catch {
+            return .failure(EngineError(error))
+        }
+    }
+
+    private func notAuthorized(_ subscriber: Subscriber) -> EngineError {
+        EngineError(.notAuthorized, "location needs authorization (status \(subscriber.authorization.rawValue))")
+    }
+
+    /// Runs a first-fix loop's immediate attempt and reports its outcome.
+    mutating func beginFirstFix(index: Int, at now: Instant, _ step: inout Step) {
+        guard subscribers[index].updating != nil else { return }
+        let fresh = hasFreshFix(at: now)
+        let outcome = subscribers[index].updating!.firstFix.begin(hasFreshFix: fresh, at: now)
+        let id = subscribers[index].id
+        switch outcome {
+        case .succeeded: step.events.append(.send([id], .didGetFirstLocation(lastFix!)))
+        case .cantDetectFirstLocation:
+            step.events.append(.send([id], .didGetError(.locationManagerCantDetectFirstLocation)))
+        case nil: break
+        }
+    }
+}
