@@ -18,7 +18,8 @@ extension Location {
         let phi2 = lat2 * radians
         let sinHalfDeltaPhi = Trigonometry.sin((phi2 - phi1) / 2)
         let sinHalfDeltaLambda = Trigonometry.sin((lon2 - lon1) * radians / 2)
-        let a = sinHalfDeltaPhi * sinHalfDeltaPhi
+        let a =
+            sinHalfDeltaPhi * sinHalfDeltaPhi
             + Trigonometry.cos(phi1) * Trigonometry.cos(phi2) * sinHalfDeltaLambda * sinHalfDeltaLambda
         let clamped = min(max(a, 0), 1)
         return 2 * earthRadius * Trigonometry.atan2NonNegative(clamped.squareRoot(), (1 - clamped).squareRoot())

@@ -8,6 +8,10 @@ public struct Throttle: Hashable, Sendable {
     public struct Delivery: Hashable, Sendable {
         /// Real seconds since the previous delivery; nil for the stream's first.
         public var afterTimeInterval: Double?
+
+        public init(afterTimeInterval: Double?) {
+            self.afterTimeInterval = afterTimeInterval
+        }
     }
 
     public private(set) var policy: ThrottlePolicy
