@@ -60,7 +60,7 @@ public final class GPSDSource {
     private let random: () -> Double
 
     private var started = false
-    private var backoff = Backoff()
+    private var backoff: Backoff
     private var selector: DeviceSelector
     private var connection: LibGPSConnection?
     private var readSource: DispatchSourceRead?
@@ -79,7 +79,8 @@ public final class GPSDSource {
         log: @escaping (LogLevel, String) -> Void,
         clock: @escaping () -> Instant = SystemClock.monotonicNow,
         wallClock: @escaping () -> FixTime = SystemClock.wallNow,
-        random: @escaping () -> Double = { Double.random(in: 0..<1) }
+        random: @escaping () -> Double = { Double.random(in: 0..<1) },
+        backoff: Backoff = Backoff()
     ) {
         self.endpoint = endpoint
         self.queue = queue
@@ -87,6 +88,7 @@ public final class GPSDSource {
         self.clock = clock
         self.wallClock = wallClock
         self.random = random
+        self.backoff = backoff
         self.selector = DeviceSelector(pinnedDevice: device)
         self.status = Status(
             connected: false, name: endpoint.sourceName, watching: false, reconnectAttempts: 0,
