@@ -1,1 +1,311 @@
-import CGPS
+import AklocCore
+import Dispatch
+
+/// The daemon's gpsd client: connects through libgps, turns TPVs into
+/// `Event`s, and reconnects with backoff whenever gpsd is absent, dies,
+/// restarts or sends garbage. It never exits and never crashes the daemon.
+///
+/// Confinement: a `GPSDSource` belongs to the serial `queue` it is given.
+/// Every method must be called on that queue, and every callback (`onEvent`,
+/// `log`) runs on it; the libgps fd is watched by a `DispatchSourceRead` and
+/// timers are `DispatchSourceTimer`s on the same queue, so nothing blocks the
+/// loop except `gps_open`'s TCP connect (short on loopback). The type is not
+/// Sendable: keep it in the daemon's queue-bound state.
+public final class GPSDSource {
+    public enum Event: Hashable, Sendable {
+        /// gpsd answered with its VERSION banner; `name` is e.g. "gpsd://127.0.0.1:2947".
+        case connected(name: String)
+        /// The connection is gone (or could not be made), reported once per outage.
+        case disconnected(reason: String)
+        /// A checked fix, at most one per device and epoch, `receivedAt` set.
+        case fix(Location)
+        /// A TPV with mode 0/1 from the selected device.
+        case noFix(device: String?)
+    }
+
+    public enum LogLevel: Int, Hashable, Sendable, Comparable {
+        case debug, info, notice, warning, error
+
+        public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    public struct Status: Hashable, Sendable {
+        /// Connected and gpsd's VERSION banner seen.
+        public var connected: Bool
+        /// The source name, e.g. "gpsd://127.0.0.1:2947".
+        public var name: String
+        /// Whether a ?WATCH is wanted (sent whenever connected).
+        public var watching: Bool
+        /// Failed attempts since the last good connection.
+        public var reconnectAttempts: Int
+        public var lastError: GPSDError?
+        /// gpsd's release string from its VERSION banner.
+        public var gpsdRelease: String?
+    }
+
+    /// How long a connected peer may take to send VERSION before it is
+    /// considered not to be gpsd.
+    public static let handshakeTimeout = 5.0
+    /// Lines handled per wake-up before yielding the queue to other work.
+    static let linesPerWakeup = 256
+
+    public var onEvent: ((Event) -> Void)?
+    public private(set) var status: Status
+
+    public let endpoint: GPSDEndpoint
+    private let queue: DispatchQueue
+    private let log: (LogLevel, String) -> Void
+    private let clock: () -> Instant
+    private let wallClock: () -> FixTime
+    private let random: () -> Double
+
+    private var started = false
+    private var backoff: Backoff
+    private var selector: DeviceSelector
+    private var connection: LibGPSConnection?
+    private var readSource: DispatchSourceRead?
+    /// Re-runs the read loop when lines remain buffered after a full batch.
+    private var drainSource: DispatchSourceUserDataAdd?
+    /// The reconnect delay or the handshake deadline, whichever is pending.
+    private var timer: DispatchSourceTimer?
+    /// Bumped on every connect and teardown, so a callback from an old
+    /// connection (or re-entry from `onEvent`) never acts on a newer one.
+    private var generation: UInt64 = 0
+    /// What was last announced, so each outage yields one `.disconnected`.
+    private var announcedConnected: Bool?
+
+    public init(
+        endpoint: GPSDEndpoint = GPSDEndpoint(), device: String? = nil, queue: DispatchQueue,
+        log: @escaping (LogLevel, String) -> Void,
+        clock: @escaping () -> Instant = SystemClock.monotonicNow,
+        wallClock: @escaping () -> FixTime = SystemClock.wallNow,
+        random: @escaping () -> Double = { Double.random(in: 0..<1) },
+        backoff: Backoff = Backoff()
+    ) {
+        self.endpoint = endpoint
+        self.queue = queue
+        self.log = log
+        self.clock = clock
+        self.wallClock = wallClock
+        self.random = random
+        self.backoff = backoff
+        self.selector = DeviceSelector(pinnedDevice: device)
+        self.status = Status(
+            connected: false, name: endpoint.sourceName, watching: false, reconnectAttempts: 0,
+            lastError: nil, gpsdRelease: nil)
+    }
+
+    public convenience init(
+        host: String, port: UInt16, device: String?, queue: DispatchQueue,
+        log: @escaping (LogLevel, String) -> Void,
+        clock: @escaping () -> Instant = SystemClock.monotonicNow,
+        wallClock: @escaping () -> FixTime = SystemClock.wallNow
+    ) {
+        self.init(
+            endpoint: GPSDEndpoint(host: host, port: port), device: device, queue: queue, log: log,
+            clock: clock, wallClock: wallClock)
+    }
+
+    deinit {
+        readSource?.cancel()
+        drainSource?.cancel()
+        timer?.cancel()
+    }
+
+    /// Connects now, and keeps reconnecting until `stop()`.
+    public func start() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !started else { return }
+        started = true
+        connect()
+    }
+
+    /// Turns the gpsd watch on or off. It is sent at once when connected and
+    /// again after every reconnect; while off, gpsd may power the receiver down.
+    public func setWatch(_ enabled: Bool) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard status.watching != enabled else { return }
+        status.watching = enabled
+        selector.reset()
+        guard let connection else { return }
+        do {
+            try connection.stream(watch: enabled)
+            log(.info, enabled ? "gpsd watch enabled" : "gpsd watch disabled")
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Closes the connection and stops reconnecting; emits no event.
+    public func stop() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard started else { return }
+        started = false
+        tearDown()
+        cancelTimer()
+        announcedConnected = nil
+        status.connected = false
+        log(.info, "gpsd source stopped")
+    }
+
+    // MARK: - Connection lifecycle
+
+    private func connect() {
+        guard started, connection == nil else { return }
+        let opened: LibGPSConnection
+        do {
+            opened = try LibGPSConnection(endpoint: endpoint)
+        } catch {
+            fail(error)
+            return
+        }
+        generation &+= 1
+        let current = generation
+        connection = opened
+        log(.debug, "TCP connection to gpsd at \(endpoint) open; waiting for VERSION")
+
+        let read = DispatchSource.makeReadSource(fileDescriptor: opened.fd, queue: queue)
+        read.setEventHandler { [weak self] in self?.readLines(generation: current) }
+        // The fd must outlive the source: close it only once the source is cancelled.
+        read.setCancelHandler { opened.close() }
+        readSource = read
+        let drain = DispatchSource.makeUserDataAddSource(queue: queue)
+        drain.setEventHandler { [weak self] in self?.readLines(generation: current) }
+        drainSource = drain
+        read.resume()
+        drain.resume()
+
+        armTimer(after: GPSDSource.handshakeTimeout) { [weak self] in
+            guard let self, self.generation == current, !self.status.connected else { return }
+            self.fail(
+                GPSDError(.handshakeTimeout, "no VERSION from \(self.endpoint) within \(GPSDSource.handshakeTimeout) s")
+            )
+        }
+        if status.watching {
+            do {
+                try opened.stream(watch: true)
+            } catch {
+                fail(error)
+            }
+        }
+    }
+
+    /// Drops the connection, announces the outage once, and schedules a retry.
+    private func fail(_ error: GPSDError) {
+        let wasConnected = status.connected
+        tearDown()
+        status.connected = false
+        status.lastError = error
+        status.reconnectAttempts += 1
+        let firstFailure = announcedConnected != false
+        log(firstFailure ? .warning : .debug, "gpsd source: \(error.message) [\(error.code.rawValue)]")
+        if firstFailure {
+            announcedConnected = false
+            onEvent?(.disconnected(reason: wasConnected ? error.message : "gpsd unavailable: \(error.message)"))
+        }
+        guard started else { return }
+        let delay = backoff.nextDelay(unitRandom: random())
+        log(
+            firstFailure ? .info : .debug,
+            "reconnecting to gpsd at \(endpoint) in \(Int((delay * 1000).rounded())) ms (attempt \(status.reconnectAttempts))"
+        )
+        armTimer(after: delay) { [weak self] in
+            guard let self else { return }
+            self.cancelTimer()
+            self.connect()
+        }
+    }
+
+    private func tearDown() {
+        generation &+= 1
+        if let readSource {
+            readSource.cancel()  // its cancel handler closes the libgps connection
+        } else {
+            connection?.close()
+        }
+        drainSource?.cancel()
+        readSource = nil
+        drainSource = nil
+        connection = nil
+        cancelTimer()
+        selector.reset()
+    }
+
+    private func armTimer(after seconds: Double, _ handler: @escaping () -> Void) {
+        cancelTimer()
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now() + .nanoseconds(Int((seconds * 1e9).rounded())))
+        source.setEventHandler(handler: handler)
+        timer = source
+        source.resume()
+    }
+
+    private func cancelTimer() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    // MARK: - Reading
+
+    private func readLines(generation expected: UInt64) {
+        var handled = 0
+        while generation == expected, let connection {
+            if handled == GPSDSource.linesPerWakeup {
+                // Lines may sit in libgps's buffer with nothing left in the
+                // kernel, where the read source would not fire again.
+                drainSource?.add(data: 1)
+                return
+            }
+            switch connection.read() {
+            case .incomplete:
+                return
+            case .failed(let error):
+                fail(error)
+                return
+            case .line(let bytes):
+                handled += 1
+                handle(line: bytes, from: connection)
+            }
+        }
+    }
+
+    private func handle(line: [UInt8], from connection: LibGPSConnection) {
+        switch GPSDLine.check(line) {
+        case .invalid(let reason):
+            let excerpt = String(decoding: line.prefix(80), as: UTF8.self)
+            fail(GPSDError(.protocolError, "bad line from gpsd (\(reason)): \(excerpt.debugDescription)"))
+        case .message(className: "VERSION"):
+            guard !status.connected else { return }
+            handshakeDone(release: connection.versionRelease)
+        case .message(className: "TPV"):
+            guard status.connected, status.watching else { return }
+            handle(tpv: connection.tpv)
+        case .message(className: "ERROR"):
+            log(.warning, "gpsd reports an error: \(connection.errorMessage)")
+        case .message:
+            return
+        }
+    }
+
+    private func handshakeDone(release: String) {
+        cancelTimer()
+        backoff.reset()
+        status.connected = true
+        status.reconnectAttempts = 0
+        status.gpsdRelease = release.isEmpty ? nil : release
+        log(.info, "connected to gpsd \(release) at \(endpoint)")
+        announcedConnected = true
+        onEvent?(.connected(name: status.name))
+    }
+
+    private func handle(tpv report: TPVReport) {
+        switch TPVConverter.convert(report, receivedAt: wallClock()) {
+        case .fix(let location):
+            if let passed = selector.offer(location, at: clock()) { onEvent?(.fix(passed)) }
+        case .noFix(let device):
+            if selector.offerNoFix(device: device, at: clock()) { onEvent?(.noFix(device: device)) }
+        case .unusable(let reason):
+            log(.debug, "ignoring a TPV: \(reason)")
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import AklocCore
+
+/// Chooses which fixes pass on when gpsd serves several receivers.
+///
+/// By default the best current fix wins: 3D over 2D, then the smaller
+/// horizontal error (unknown counts as worst). A device's fix is current for
+/// `currentWindow` seconds of receipt time (monotonic, never the fix's own
+/// time, which gpsd may have shifted by 1024 weeks). On a tie the device that
+/// passed last keeps passing, so two equal receivers do not interleave.
+/// With `pinnedDevice` set only that device passes, whatever the others say.
+///
+/// It also lets through at most one fix per device and epoch: gpsd often
+/// sends several TPVs with the same `time` as more sentences of a cycle
+/// arrive, and akloc delivers the first.
+public struct DeviceSelector: Sendable {
+    public var pinnedDevice: String?
+    public var currentWindow: Double
+
+    private struct Latest: Sendable {
+        var location: Location
+        var receivedAt: Instant
+    }
+
+    private var latest: [String: Latest] = [:]
+    private var lastEpoch: [String: FixTime] = [:]
+    private var lastPassed: String?
+
+    public init(pinnedDevice: String? = nil, currentWindow: Double = 2) {
+        self.pinnedDevice = pinnedDevice
+        self.currentWindow = currentWindow
+    }
+
+    /// The location if it should be delivered, nil if it is dropped.
+    public mutating func offer(_ location: Location, at now: Instant) -> Location? {
+        let key = location.device ?? ""
+        if let pinnedDevice, pinnedDevice != key { return nil }
+        if let time = location.timestamp {
+            if lastEpoch[key] == time { return nil }
+            lastEpoch[key] = time
+        }
+        latest[key] = Latest(location: location, receivedAt: now)
+        if pinnedDevice != nil { return location }
+        for (other, entry) in latest where other != key && isCurrent(entry, at: now) {
+            let order = DeviceSelector.compare(entry.location, location)
+            if order > 0 || (order == 0 && lastPassed == other) { return nil }
+        }
+        lastPassed = key
+        return location
+    }
+
+    /// Whether a no-fix report from `device` should be passed on: only when
+    /// it is the pinned device, or (unpinned) no other device has a current fix.
+    public mutating func offerNoFix(device: String?, at now: Instant) -> Bool {
+        let key = device ?? ""
+        if let pinnedDevice { return pinnedDevice == key }
+        latest[key] = nil
+        if lastPassed == key { lastPassed = nil }
+        return !latest.values.contains { isCurrent($0, at: now) }
+    }
+
+    /// Forgets every device, e.g. when the gpsd connection drops.
+    public mutating func reset() {
+        latest = [:]
+        lastEpoch = [:]
+        lastPassed = nil
+    }
+
+    private func isCurrent(_ entry: Latest, at now: Instant) -> Bool {
+        now.seconds(since: entry.receivedAt) <= currentWindow
+    }
+
+    /// Positive when `a` is better than `b`, negative when worse, 0 on a tie.
+    static func compare(_ a: Location, _ b: Location) -> Int {
+        func rank(_ mode: Location.Mode) -> Int { mode == .threeD ? 1 : 0 }
+        if rank(a.mode) != rank(b.mode) { return rank(a.mode) - rank(b.mode) }
+        let errorA = a.horizontalAccuracy ?? .infinity
+        let errorB = b.horizontalAccuracy ?? .infinity
+        return errorA < errorB ? 1 : (errorA > errorB ? -1 : 0)
+    }
+}

@@ -1,0 +1,231 @@
+import AklocCore
+import AklocGPSD
+import AklocTestSupport
+import Foundation
+import Testing
+
+/// GPSDSource against real gpsd, replaying real captures through gpsfake,
+/// with gpspipe connected to the same gpsd as the reference.
+///
+/// Serialized: gpsfake feeds 1.4 s after it starts whether or not our clients
+/// are there, so replays must not compete for the two cores.
+@Suite(.serialized, .enabled(if: GPSDTools.shouldRun, "skipped: \(GPSDTools.missingMessage)"))
+struct GPSFakeReplayTests {
+    static let bundledLogs = [
+        "bu303-nofix", "garmin-10x", "haicom-305N", "humminbird-M37", "motorola-t805", "navisys-gr701w",
+    ]
+
+    static func bundled(_ name: String) -> String {
+        GPSFake.bundledLogDirectory.appendingPathComponent("\(name).log").path
+    }
+
+    /// Fails (instead of running into a confusing error) when the tools are required but missing.
+    static func requireTools() -> Bool {
+        guard GPSDTools.available else {
+            Issue.record("AKLOC_REQUIRE_TOOLS=1 and \(GPSDTools.missingMessage)")
+            return false
+        }
+        return true
+    }
+
+    @Test(arguments: bundledLogs)
+    func bundledCaptureMatchesGpspipe(log: String) throws {
+        guard Self.requireTools() else { return }
+        let result = try replayAndCompare(Self.bundled(log))
+        print("epochs \(log): GPSDSource \(result.source), gpspipe \(result.pipe)")
+    }
+
+    @Test(.enabled(if: GPSFake.sharedLogDirectory != nil, "skipped: no shared/gpsd-logs beside the package"))
+    func everySharedCaptureMatchesGpspipe() throws {
+        guard Self.requireTools(), let directory = GPSFake.sharedLogDirectory else { return }
+        var table: [String] = []
+        let started = Date()
+        for log in GPSFake.logs(in: directory) {
+            let result = try replayAndCompare(log.path)
+            table.append("\(log.lastPathComponent): GPSDSource \(result.source), gpspipe \(result.pipe)")
+        }
+        print("shared captures in \(Int(Date().timeIntervalSince(started))) s:\n" + table.joined(separator: "\n"))
+        #expect(!table.isEmpty)
+    }
+
+    @Test func reconnectsAfterGpsdIsKilledMidReplay() throws {
+        guard Self.requireTools() else { return }
+        let log = Self.bundled("haicom-305N")
+        let first = try GPSFake.start(log: log, cycle: 0.02)
+        let port = first.port
+        let firstGPSD = first.gpsdPID
+        let harness = SourceHarness(endpoint: GPSDEndpoint(port: port))
+        defer { harness.stop() }
+        harness.start()
+        #expect(harness.wait(for: 3, timeout: 30) { $0.isFix }, "no fixes before the kill; logs: \(harness.logs)")
+
+        first.killGPSD()
+        #expect(harness.wait(for: 1, timeout: 10) { $0.isDisconnected })
+        first.stop()
+        expectCleanedUp(first, gpsd: firstGPSD)
+        let afterOutage = harness.events.count
+
+        let second = try GPSFake.start(log: log, port: port, cycle: 0.02)
+        let listening = SystemClock.monotonicNow()
+        defer {
+            let gpsd = second.gpsdPID
+            second.stop()
+            expectCleanedUp(second, gpsd: gpsd)
+        }
+        #expect(harness.wait(for: 1, after: afterOutage, timeout: 15) { $0.isConnected })
+        #expect(harness.wait(for: 3, after: afterOutage, timeout: 30) { $0.isFix }, "no fixes after reconnecting")
+        #expect(Array(harness.connectionEvents.prefix(3)) == ["connected", "disconnected", "connected"])
+        if let connected = harness.events.dropFirst(afterOutage).first(where: { $0.event.isConnected }) {
+            let seconds = connected.at.seconds(since: listening)
+            print("reconnect after gpsd returned (gpsd listening -> .connected): \(String(format: "%.3f", seconds)) s")
+        }
+    }
+
+    @Test func connectsOnceGpsdAppears() throws {
+        guard Self.requireTools() else { return }
+        let port = FreePort.loopbackTCP()
+        let harness = SourceHarness(endpoint: GPSDEndpoint(port: port))
+        defer { harness.stop() }
+        harness.start()
+        #expect(harness.wait(for: 1, timeout: 10) { $0.isDisconnected })
+        #expect(harness.status?.lastError?.code == .connectFailed)
+
+        let fake = try GPSFake.start(log: Self.bundled("humminbird-M37"), port: port, cycle: 0.05)
+        let listening = SystemClock.monotonicNow()
+        let gpsd = fake.gpsdPID
+        defer {
+            fake.stop()
+            expectCleanedUp(fake, gpsd: gpsd)
+        }
+        #expect(harness.wait(for: 1, timeout: 15) { $0.isConnected })
+        #expect(harness.wait(for: 3, timeout: 30) { $0.isFix })
+        #expect(harness.connectionEvents == ["disconnected", "connected"])
+        if let connected = harness.events.first(where: { $0.event.isConnected }) {
+            print(
+                "first connect after gpsd appeared: \(String(format: "%.3f", connected.at.seconds(since: listening))) s"
+            )
+        }
+    }
+
+    @Test func pinnedToAnotherDeviceDeliversNothing() throws {
+        guard Self.requireTools() else { return }
+        let fake = try GPSFake.start(log: Self.bundled("humminbird-M37"))
+        let gpsd = fake.gpsdPID
+        defer {
+            fake.stop()
+            expectCleanedUp(fake, gpsd: gpsd)
+        }
+        let pipe = try GPSPipe(port: fake.port)
+        let harness = SourceHarness(endpoint: GPSDEndpoint(port: fake.port), device: "/dev/not-this-one")
+        defer { harness.stop() }
+        harness.start()
+        #expect(fake.waitForExit(timeout: 120) == 0)
+        pipe.waitForExit(timeout: 15)
+        #expect(harness.wait(for: 1, timeout: 15) { $0.isDisconnected })
+        #expect(!Self.referenceEpochs(pipe.tpvs()).isEmpty)
+        #expect(harness.fixes.isEmpty)
+    }
+
+    // MARK: - Replay and compare
+
+    struct Epoch {
+        var time: String?
+        var device: String?
+        var latitude: Double
+        var longitude: Double
+        var mode: Int
+        var speed: Double?
+    }
+
+    /// gpspipe's TPVs reduced by the rule akloc promises: mode >= 2 with a
+    /// position, the first TPV of each `time` per device.
+    static func referenceEpochs(_ tpvs: [[String: Any]]) -> [Epoch] {
+        var lastTime: [String: String] = [:]
+        var epochs: [Epoch] = []
+        for tpv in tpvs {
+            guard let mode = tpv["mode"] as? Int, mode >= 2, let lat = tpv["lat"] as? Double,
+                let lon = tpv["lon"] as? Double, lat.isFinite, lon.isFinite
+            else { continue }
+            let device = tpv["device"] as? String
+            let time = tpv["time"] as? String
+            if let time {
+                if lastTime[device ?? ""] == time { continue }
+                lastTime[device ?? ""] = time
+            }
+            epochs.append(
+                Epoch(
+                    time: time, device: device, latitude: lat, longitude: lon, mode: mode,
+                    speed: tpv["speed"] as? Double))
+        }
+        return epochs
+    }
+
+    /// Replays `log` at gpsfake's default pace to GPSDSource and gpspipe at
+    /// once and checks they saw the same fixes, epoch by epoch.
+    func replayAndCompare(_ log: String) throws -> (source: Int, pipe: Int) {
+        let before = Set(SharedMemory.segments().map(\.key))
+        let fake = try GPSFake.start(log: log)
+        let gpsd = fake.gpsdPID
+        defer {
+            fake.stop()
+            expectCleanedUp(fake, gpsd: gpsd, segmentsBefore: before)
+        }
+        let pipe = try GPSPipe(port: fake.port)
+        defer { pipe.stop() }
+        let harness = SourceHarness(endpoint: GPSDEndpoint(port: fake.port))
+        defer { harness.stop() }
+        harness.start()
+
+        #expect(fake.waitForExit(timeout: 240) == 0, "gpsfake failed: \(fake.process.stderr())")
+        #expect(pipe.waitForExit(timeout: 15) != nil, "gpspipe did not exit with gpsd")
+        // gpsd has gone: once the source reports it, every line before the EOF was handled.
+        #expect(harness.wait(for: 1, timeout: 15) { $0.isDisconnected })
+
+        let name = URL(fileURLWithPath: log).lastPathComponent
+        let reference = Self.referenceEpochs(pipe.tpvs())
+        let fixes = harness.fixes
+        #expect(harness.connectionEvents.first == "connected", "\(name): the source never connected")
+        #expect(fixes.count == reference.count, "\(name): GPSDSource \(fixes.count) epochs, gpspipe \(reference.count)")
+        for (index, (fix, epoch)) in zip(fixes, reference).enumerated() {
+            let same =
+                fix.timestamp?.iso8601 == epoch.time && abs(fix.latitude - epoch.latitude) <= 1e-7
+                && abs(fix.longitude - epoch.longitude) <= 1e-7
+                && (fix.mode == .threeD ? 3 : 2) == epoch.mode
+                && sameSpeed(fix.speed, epoch.speed) && fix.device == epoch.device
+            if !same {
+                Issue.record("\(name) epoch \(index): GPSDSource \(fix) vs gpspipe \(epoch)")
+                break
+            }
+        }
+        return (fixes.count, reference.count)
+    }
+
+    func sameSpeed(_ a: Double?, _ b: Double?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (let a?, let b?): return abs(a - b) <= 1e-6
+        default: return false
+        }
+    }
+}
+
+/// Everything a gpsfake run started is gone: gpsfake, its gpsd, the port's
+/// shared-memory segment, and no new unattached NTP segment (an attached
+/// one belongs to a parallel gpsd, e.g. another test run on this machine).
+func expectCleanedUp(
+    _ fake: GPSFake, gpsd: pid_t?, segmentsBefore: Set<Int32>? = nil, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    #expect(!fake.process.isRunning, "gpsfake still running", sourceLocation: sourceLocation)
+    if let gpsd {
+        #expect(TestProcess.isDead(gpsd), "gpsd \(gpsd) still running", sourceLocation: sourceLocation)
+    }
+    let segments = SharedMemory.segments()
+    #expect(
+        !segments.contains { $0.key == SharedMemory.gpsdKey(port: fake.port) },
+        "gpsd's shared memory for port \(fake.port) left behind", sourceLocation: sourceLocation)
+    if let segmentsBefore {
+        let ours = Set([SharedMemory.gpsdKey(port: fake.port)] + SharedMemory.ntpKeys)
+        let leaked = segments.filter { ours.contains($0.key) && !segmentsBefore.contains($0.key) && $0.attached == 0 }
+        #expect(leaked.isEmpty, "leaked shared memory: \(leaked)", sourceLocation: sourceLocation)
+    }
+}

@@ -1,0 +1,255 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real gpsd replaying a capture, started through `gpsfake` on a free
+/// loopback port; stopping it kills gpsfake and its gpsd by pid and removes
+/// the shared memory and control socket they leave behind (DESIGN §6).
+///
+/// `gpsfake -1 -p -q -P PORT LOG` starts gpsd, attaches its own watching
+/// client, waits 1.4 s, then feeds the log once and exits. Outside clients
+/// must connect and send ?WATCH within that window: start them as soon as
+/// `start` returns (it returns once gpsd listens).
+public final class GPSFake: @unchecked Sendable {
+    // @unchecked: all stored properties are immutable or thread-safe (TestProcess).
+
+    public struct StartError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public let port: UInt16
+    public let logPath: String
+    public let process: TestProcess
+    /// gpsfake's TMPDIR, where it puts gpsd's control socket.
+    private let temporaryDirectory: URL
+
+    /// Starts gpsfake on `port` (or a free one, retried if taken meanwhile)
+    /// and waits, bounded, until its gpsd accepts connections.
+    /// `cycle` is gpsfake's `-c` delay per sentence; nil replays at full speed.
+    public static func start(
+        log logPath: String, port: UInt16? = nil, cycle: Double? = nil, listenTimeout: Double = 15
+    ) throws -> GPSFake {
+        var lastError = StartError(description: "gpsfake did not start")
+        for _ in 0..<(port == nil ? 3 : 1) {
+            let chosen = port ?? FreePort.loopbackTCP()
+            do {
+                return try GPSFake(logPath: logPath, port: chosen, cycle: cycle, listenTimeout: listenTimeout)
+            } catch let error as StartError {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
+    private init(logPath: String, port: UInt16, cycle: Double?, listenTimeout: Double) throws {
+        self.port = port
+        self.logPath = logPath
+        temporaryDirectory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("akloc-gpsfake-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: temporaryDirectory, withIntermediateDirectories: true)
+        var arguments = ["-1", "-p", "-q", "-P", String(port)]
+        if let cycle { arguments += ["-c", String(cycle)] }
+        arguments.append(logPath)
+        do {
+            process = try TestProcess("gpsfake", arguments, environment: ["TMPDIR": temporaryDirectory.path])
+        } catch {
+            try? FileManager.default.removeItem(at: temporaryDirectory)
+            throw StartError(description: "\(error)")
+        }
+        if !waitUntilListening(timeout: listenTimeout) {
+            let stderr = process.stderr()
+            stop()
+            throw StartError(description: "gpsfake on port \(port) never listened: \(stderr)")
+        }
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Polls a TCP connect to the port until it succeeds, gpsfake exits, or the timeout.
+    public func waitUntilListening(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if FreePort.isListening(port) { return true }
+            if !process.isRunning { return false }
+            usleep(10_000)
+        }
+        return false
+    }
+
+    /// gpsfake's gpsd child, if it is (still) running.
+    public var gpsdPID: pid_t? {
+        TestProcess.children(of: process.pid).first { pid in
+            TestProcess.procStat(pid).map { $0.command == "gpsd" && $0.state != "Z" } ?? false
+        }
+    }
+
+    /// Waits for gpsfake to finish the replay (it exits 0 at the end of the log).
+    @discardableResult
+    public func waitForExit(timeout: Double) -> Int32? {
+        process.waitForExit(timeout: timeout)
+    }
+
+    /// Kills only the gpsd child, as if gpsd crashed: clients see EOF.
+    public func killGPSD() {
+        if let pid = gpsdPID { TestProcess.killAndWait(pid) }
+    }
+
+    /// Kills gpsd and gpsfake by pid (gpsfake alone would leave gpsd
+    /// running), then removes their shared memory and control socket. Idempotent.
+    public func stop() {
+        let gpsd = TestProcess.descendants(of: process.pid)
+        process.kill()
+        for pid in gpsd { TestProcess.killAndWait(pid) }
+        SharedMemory.removeGPSDSegments(port: port)
+        try? FileManager.default.removeItem(at: temporaryDirectory)
+    }
+
+    // MARK: - Captures
+
+    /// The captures bundled with the package (Tests/Fixtures/gpsd-logs).
+    public static var bundledLogDirectory: URL {
+        packageRoot.appendingPathComponent("Tests/Fixtures/gpsd-logs")
+    }
+
+    /// The full shared set: `AKLOC_GPSD_LOGS` if set, else the first
+    /// `shared/gpsd-logs` beside the package root or one of its ancestors
+    /// (`../shared/gpsd-logs` for a checkout next to `shared/`, which also
+    /// finds it from a git worktree one level deeper). Nil when absent.
+    public static var sharedLogDirectory: URL? {
+        let fileManager = FileManager.default
+        if let override = ProcessInfo.processInfo.environment["AKLOC_GPSD_LOGS"], !override.isEmpty {
+            return fileManager.fileExists(atPath: override) ? URL(fileURLWithPath: override) : nil
+        }
+        var directory = packageRoot
+        for _ in 0..<3 {
+            directory = directory.deletingLastPathComponent()
+            let candidate = directory.appendingPathComponent("shared/gpsd-logs")
+            if fileManager.fileExists(atPath: candidate.path) { return candidate }
+        }
+        return nil
+    }
+
+    /// `*.log` files in `directory`, sorted by name.
+    public static func logs(in directory: URL) -> [URL] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".log") }.sorted().map { directory.appendingPathComponent($0) }
+    }
+
+    public static var packageRoot: URL {
+        // Tests/AklocTestSupport/GPSFake.swift -> package root.
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+}
+
+/// `gpspipe -w 127.0.0.1:PORT`: a second, independent client of the same
+/// gpsd, whose output is the reference the tests compare against.
+public final class GPSPipe: @unchecked Sendable {
+    // @unchecked: the only stored property is a TestProcess.
+    public let process: TestProcess
+
+    public init(port: UInt16) throws {
+        process = try TestProcess("gpspipe", ["-w", "127.0.0.1:\(port)"])
+    }
+
+    deinit {
+        process.kill()
+    }
+
+    /// Waits for gpspipe to exit (it does when gpsd closes), bounded.
+    @discardableResult
+    public func waitForExit(timeout: Double) -> Int32? {
+        process.waitForExit(timeout: timeout)
+    }
+
+    public func stop() {
+        process.kill()
+    }
+
+    /// Every JSON object gpspipe printed, in order.
+    public func objects() -> [[String: Any]] {
+        process.stdout().split(whereSeparator: \.isNewline).compactMap { line in
+            guard let data = line.data(using: .utf8) else { return nil }
+            return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        }
+    }
+
+    /// The TPV objects only.
+    public func tpvs() -> [[String: Any]] {
+        objects().filter { $0["class"] as? String == "TPV" }
+    }
+}
+
+/// Whether gpsfake/gpspipe are installed, and what a test should do if not:
+/// with `AKLOC_REQUIRE_TOOLS=1` (make test, CI) a missing tool is a failure,
+/// otherwise the test is skipped with a message.
+public enum GPSDTools {
+    public static let names = ["gpsfake", "gpspipe", "gpsd"]
+
+    public static var missing: [String] { names.filter { TestProcess.which($0) == nil && !inSbin($0) } }
+
+    public static var available: Bool { missing.isEmpty }
+
+    public static var required: Bool { ProcessInfo.processInfo.environment["AKLOC_REQUIRE_TOOLS"] == "1" }
+
+    /// Run the test when the tools are there, or when they are required (so it fails).
+    public static var shouldRun: Bool { available || required }
+
+    public static var missingMessage: String {
+        "missing \(missing.joined(separator: ", ")) (Debian: apt install gpsd gpsd-tools gpsd-clients python3-gps)"
+    }
+
+    private static func inSbin(_ name: String) -> Bool {
+        ["/usr/sbin/", "/sbin/"].contains { access($0 + name, X_OK) == 0 }
+    }
+}
+
+/// The SysV shared-memory segments gpsd 3.22 creates and leaves behind.
+public enum SharedMemory {
+    public struct Segment: Hashable, Sendable {
+        public var key: Int32
+        public var id: Int32
+        public var attached: Int
+    }
+
+    /// gpsfake gives each gpsd the key 0x4770PPPP (PPPP = port in hex).
+    public static func gpsdKey(port: UInt16) -> Int32 { Int32(bitPattern: 0x4770_0000 | UInt32(port)) }
+
+    /// gpsd's NTP0..NTP7 segments ("NTP" + digit), made only when running as root.
+    public static let ntpKeys: [Int32] = (0..<8).map { 0x4E54_5030 + $0 }
+
+    /// Every segment on the system, from /proc/sysvipc/shm.
+    public static func segments() -> [Segment] {
+        guard let text = try? String(contentsOfFile: "/proc/sysvipc/shm", encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").dropFirst().compactMap { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count > 6, let key = Int64(fields[0]), let id = Int32(fields[1]),
+                let attached = Int(fields[6])
+            else { return nil }
+            return Segment(key: Int32(truncatingIfNeeded: key), id: id, attached: attached)
+        }
+    }
+
+    /// Removes the port's segment and (as root) the NTP ones, each only when
+    /// no process is attached: the NTP keys are shared by every gpsd on the
+    /// machine, and a parallel test's live gpsd must keep its segments.
+    /// Returns the keys removed.
+    @discardableResult
+    public static func removeGPSDSegments(port: UInt16) -> [Int32] {
+        var keys = [gpsdKey(port: port)]
+        if geteuid() == 0 { keys += ntpKeys }
+        return keys.filter(removeIfUnattached)
+    }
+
+    private static func removeIfUnattached(_ key: Int32) -> Bool {
+        let id = shmget(key_t(key), 0, 0)
+        guard id >= 0 else { return false }
+        var info = shmid_ds()
+        guard shmctl(id, IPC_STAT, &info) == 0, info.shm_nattch == 0 else { return false }
+        return shmctl(id, IPC_RMID, nil) == 0
+    }
+}
