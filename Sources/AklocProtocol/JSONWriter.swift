@@ -49,15 +49,12 @@ public struct JSONWriter: Sendable {
     }
 
     /// The shortest text that reads back as the same Double (Swift's
-    /// `description`); `null` for NaN and infinities, which JSON cannot carry.
+    /// `description`: `5.0`, `0.1`, `1e-07`), so a double stays a double
+    /// (never mistaken for an integer id); `null` for NaN and infinities,
+    /// which JSON cannot carry.
     public mutating func number(_ value: Double) {
         guard value.isFinite else {
             raw("null")
-            return
-        }
-        if value == value.rounded(.towardZero), abs(value) < 1e15 {
-            // Integral: "5" rather than "5.0" is the same number, shorter (and -0 becomes 0).
-            integer(Int64(value))
             return
         }
         var text = value.description

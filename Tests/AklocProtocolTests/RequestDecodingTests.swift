@@ -94,7 +94,9 @@ private func failure(_ text: String) -> ProtocolError? {
             .status, .engine(.pause), .engine(.resume), .reload,
             .authorize(subject: "@akloc-users", rule: .always),
         ]
-        let ids: [RequestID?] = [nil, 7, -9_007_199_254_740_993, .double(1.5), "a\"b\n", ""]
+        let ids: [RequestID?] = [
+            nil, 7, -9_007_199_254_740_993, .double(1.5), .double(2), .double(-1e300), "a\"b\n", "",
+        ]
         for operation in operations {
             for id in ids {
                 let original = ClientRequest(id: id, operation: operation)

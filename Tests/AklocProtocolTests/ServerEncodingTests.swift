@@ -49,7 +49,7 @@ let minimalLocation = Location(latitude: -33.9, longitude: 151.2, mode: .twoD)
             text(line)
                 == #"{"event":"didUpdateLocation","location":{"latitude":52.5123456,"longitude":5.301234,"altitude":-3.25,"#
                 + #""ellipsoidalAltitude":40.1,"horizontalAccuracy":4.2,"verticalAccuracy":6.5,"speed":3.1,"#
-                + #""speedAccuracy":0.2,"course":271.5,"courseAccuracy":12,"climb":-0.1,"mode":"3d","#
+                + #""speedAccuracy":0.2,"course":271.5,"courseAccuracy":12.0,"climb":-0.1,"mode":"3d","#
                 + #""timestamp":"2026-11-30T15:09:11.000Z","receivedAt":"2026-11-30T15:09:11.123Z","#
                 + #""device":"/dev/ttyUSB0 \"quoted\"\\"},"afterTimeInterval":5.023}"#)
     }
@@ -119,7 +119,7 @@ let minimalLocation = Location(latitude: -33.9, longitude: 151.2, mode: .twoD)
                 .change(
                     keyPath: KeyPath(.myLocation, member: .coordinate), new: .coordinate(latitude: 1.5, longitude: -2),
                     old: .null),
-                #"{"event":"change","keyPath":"myLocation.coordinate","new":{"latitude":1.5,"longitude":-2},"old":null}"#
+                #"{"event":"change","keyPath":"myLocation.coordinate","new":{"latitude":1.5,"longitude":-2.0},"old":null}"#
             ),
             (
                 .change(keyPath: KeyPath(.rawLocation, member: .timestamp), new: .time(time), old: nil),
@@ -144,7 +144,7 @@ let minimalLocation = Location(latitude: -33.9, longitude: 151.2, mode: .twoD)
     @Test func replies() throws {
         let cases: [([UInt8], String)] = [
             (ServerEncoder.reply(id: 1, .success(.done)), #"{"id":1,"ok":true,"result":null}"#),
-            (ServerEncoder.reply(id: "a", .success(.value(.number(2)))), #"{"id":"a","ok":true,"result":2}"#),
+            (ServerEncoder.reply(id: "a", .success(.value(.number(2)))), #"{"id":"a","ok":true,"result":2.0}"#),
             (
                 ServerEncoder.reply(id: nil, .success(.location(minimalLocation))),
                 #"{"id":null,"ok":true,"result":{"latitude":-33.9,"longitude":151.2,"mode":"2d"}}"#
@@ -253,5 +253,29 @@ let minimalLocation = Location(latitude: -33.9, longitude: 151.2, mode: .twoD)
         var writer = JSONWriter()
         writer.number(0.1)
         #expect(writer.bytes == Array("0.1".utf8))
+    }
+}
+
+@Suite struct JSONValueTests {
+    @Test func writeThenParseIsIdentity() throws {
+        let values: [JSONValue] = [
+            nil, true, false, 0, -1, .int(.max), .int(.min), 2.0, -0.5, 1e-7, "", "x\u{0}y",
+            [1, "two", [3.0], ["four": nil]],
+            ["a": ["b": ["c": [true]]], "": 1, "é": "😀"],
+        ]
+        for value in values {
+            #expect(try JSONValue.parse(value.jsonBytes).get() == value, "\(value.jsonString)")
+        }
+    }
+
+    @Test func doubleIDsStayDoubles() throws {
+        let line = ServerEncoder.replyDone(id: .double(2))
+        #expect(String(decoding: line, as: UTF8.self) == "{\"id\":2.0,\"ok\":true,\"result\":null}\n")
+        guard case .reply(let id, _) = try ServerMessage.decode(line.dropLast()).get() else { return }
+        #expect(id == .double(2))
+    }
+
+    @Test func duplicateKeysKeepTheLast() throws {
+        #expect(try JSONValue.parse(Array(#"{"a":1,"a":2}"#.utf8)).get() == ["a": 2])
     }
 }
