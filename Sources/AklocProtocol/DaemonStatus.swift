@@ -1,0 +1,138 @@
+import AklocCore
+import Foundation
+
+/// The result of the `status` op. The daemon fills it; `akloc status` prints it.
+///
+/// Decoding is lenient (every counter and list defaults when absent) so a
+/// CLI can read the status of a newer or older daemon.
+public struct DaemonStatus: Codable, Hashable, Sendable {
+    public struct Source: Codable, Hashable, Sendable {
+        /// e.g. `gpsd://127.0.0.1:2947`.
+        public var name: String
+        public var connected: Bool
+
+        public init(name: String, connected: Bool) {
+            self.name = name
+            self.connected = connected
+        }
+    }
+
+    public struct Fix: Codable, Hashable, Sendable {
+        /// The last fix received from the source.
+        public var location: Location
+        /// Seconds since it was received (monotonic clock).
+        public var ageSeconds: Double
+
+        public init(location: Location, ageSeconds: Double) {
+            self.location = location
+            self.ageSeconds = ageSeconds
+        }
+    }
+
+    public struct Clients: Codable, Hashable, Sendable {
+        /// Open connections.
+        public var connected: Int
+        /// Connections with `startUpdatingLocation` active.
+        public var updating: Int
+        /// Connections with at least one observation.
+        public var observing: Int
+
+        public init(connected: Int = 0, updating: Int = 0, observing: Int = 0) {
+            self.connected = connected
+            self.updating = updating
+            self.observing = observing
+        }
+    }
+
+    /// Totals since the daemon started.
+    public struct Counters: Codable, Hashable, Sendable {
+        /// Fixes (mode >= 2, one per epoch) received from the source.
+        public var fixesReceived: UInt64
+        /// Location events written to clients (delegate events and changes).
+        public var deliveries: UInt64
+        /// Location events replaced by a newer one in a slow client's queue.
+        public var eventsCoalesced: UInt64
+        /// Clients disconnected for passing the queue's hard cap.
+        public var clientsDropped: UInt64
+        /// Requests answered with badJSON, badRequest, unknownOp or unknownKeyPath.
+        public var badRequests: UInt64
+        /// Connections closed for a line over 64 KiB.
+        public var linesTooLong: UInt64
+        /// Connections accepted.
+        public var connectionsAccepted: UInt64
+        /// Requests received (valid or not).
+        public var requests: UInt64
+        /// Times the source connection was lost.
+        public var sourceDisconnects: UInt64
+
+        public init(
+            fixesReceived: UInt64 = 0, deliveries: UInt64 = 0, eventsCoalesced: UInt64 = 0,
+            clientsDropped: UInt64 = 0, badRequests: UInt64 = 0, linesTooLong: UInt64 = 0,
+            connectionsAccepted: UInt64 = 0, requests: UInt64 = 0, sourceDisconnects: UInt64 = 0
+        ) {
+            self.fixesReceived = fixesReceived
+            self.deliveries = deliveries
+            self.eventsCoalesced = eventsCoalesced
+            self.clientsDropped = clientsDropped
+            self.badRequests = badRequests
+            self.linesTooLong = linesTooLong
+            self.connectionsAccepted = connectionsAccepted
+            self.requests = requests
+            self.sourceDisconnects = sourceDisconnects
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            func count(_ key: CodingKeys) throws -> UInt64 {
+                try container.decodeIfPresent(UInt64.self, forKey: key) ?? 0
+            }
+            self.init(
+                fixesReceived: try count(.fixesReceived), deliveries: try count(.deliveries),
+                eventsCoalesced: try count(.eventsCoalesced), clientsDropped: try count(.clientsDropped),
+                badRequests: try count(.badRequests), linesTooLong: try count(.linesTooLong),
+                connectionsAccepted: try count(.connectionsAccepted), requests: try count(.requests),
+                sourceDisconnects: try count(.sourceDisconnects))
+        }
+    }
+
+    public var version: String
+    public var state: ServiceState
+    public var paused: Bool
+    public var uptimeSeconds: Double
+    public var source: Source
+    /// The last fix, nil before the first one.
+    public var fix: Fix?
+    public var clients: Clients
+    public var counters: Counters
+
+    public init(
+        version: String = AklocVersion.string, state: ServiceState, paused: Bool, uptimeSeconds: Double,
+        source: Source, fix: Fix?, clients: Clients, counters: Counters
+    ) {
+        self.version = version
+        self.state = state
+        self.paused = paused
+        self.uptimeSeconds = uptimeSeconds
+        self.source = source
+        self.fix = fix
+        self.clients = clients
+        self.counters = counters
+    }
+
+    /// Writes the status as a JSON object (keys sorted).
+    public func write(to writer: inout JSONWriter) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(self) else {
+            // Only a non-finite Double can fail; the daemon never produces one.
+            writer.raw("null")
+            return
+        }
+        writer.bytes.append(contentsOf: data)
+    }
+
+    /// Decodes a `status` reply's result.
+    public init(json: JSONValue) throws {
+        self = try JSONDecoder().decode(DaemonStatus.self, from: Data(json.jsonBytes))
+    }
+}

@@ -1,0 +1,284 @@
+/// Why a line is not acceptable JSON.
+public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    /// Byte offset in the input where the problem was found.
+    public var offset: Int
+
+    public var description: String { "\(message) at byte \(offset)" }
+}
+
+extension JSONValue {
+    /// The deepest nesting of arrays and objects `parse` accepts. Requests
+    /// need 3 levels; the limit keeps hostile input (10 000 `[`) from
+    /// exhausting the stack.
+    public static let defaultMaxDepth = 32
+
+    /// Parses one complete JSON text (RFC 8259), strictly: no trailing
+    /// commas, no comments, no NaN, valid UTF-8 only, nothing after the value
+    /// but whitespace. Never recurses deeper than `maxDepth`.
+    public static func parse<Bytes: Collection<UInt8>>(
+        _ bytes: Bytes, maxDepth: Int = defaultMaxDepth
+    ) -> Result<JSONValue, JSONParseError> {
+        if let result = bytes.withContiguousStorageIfAvailable({ buffer in
+            parse(buffer: buffer, maxDepth: maxDepth)
+        }) {
+            return result
+        }
+        return Array(bytes).withUnsafeBufferPointer { parse(buffer: $0, maxDepth: maxDepth) }
+    }
+
+    static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
+        var parser = JSONParser(input: buffer, maxDepth: maxDepth)
+        do throws(JSONParseError) {
+            parser.skipWhitespace()
+            let value = try parser.parseValue(depth: 0)
+            parser.skipWhitespace()
+            guard parser.index == buffer.count else { throw parser.error("unexpected data after the JSON value") }
+            return .success(value)
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+private struct JSONParser {
+    let input: UnsafeBufferPointer<UInt8>
+    let maxDepth: Int
+    var index = 0
+
+    init(input: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+        self.input = input
+        self.maxDepth = maxDepth
+    }
+
+    func error(_ message: String) -> JSONParseError {
+        JSONParseError(message: message, offset: index)
+    }
+
+    var atEnd: Bool { index >= input.count }
+
+    mutating func skipWhitespace() {
+        while index < input.count {
+            switch input[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard !atEnd else { throw error("unexpected end of input") }
+        switch input[index] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
+        case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return try parseNumber()
+        case 0x80...0xFF:
+            throw error("unexpected non-ASCII byte outside a string")
+        default:
+            throw error("unexpected character")
+        }
+    }
+
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+        let count = literal.utf8CodeUnitCount
+        guard input.count - index >= count else { throw error("unexpected end of input") }
+        let start = literal.utf8Start
+        for offset in 0..<count where input[index + offset] != start[offset] {
+            throw error("invalid literal")
+        }
+        index += count
+    }
+
+    mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth) levels") }
+        index += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if !atEnd, input[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard !atEnd else { throw error("unexpected end of input") }
+            guard input[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
+            let key = try parseString()
+            skipWhitespace()
+            guard !atEnd, input[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
+            index += 1
+            skipWhitespace()
+            members[key] = try parseValue(depth: depth)
+            skipWhitespace()
+            guard !atEnd else { throw error("unexpected end of input") }
+            switch input[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"):
+                index += 1
+                return .object(members)
+            default: throw error("expected ',' or '}'")
+            }
+        }
+    }
+
+    mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth) levels") }
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if !atEnd, input[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue(depth: depth))
+            skipWhitespace()
+            guard !atEnd else { throw error("unexpected end of input") }
+            switch input[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"):
+                index += 1
+                return .array(elements)
+            default: throw error("expected ',' or ']'")
+            }
+        }
+    }
+
+    mutating func parseString() throws(JSONParseError) -> String {
+        index += 1  // opening quote
+        let start = index
+        // Fast path: no escapes.
+        while index < input.count {
+            let byte = input[index]
+            if byte == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: input[start..<index])
+                guard let text = String(validating: slice, as: UTF8.self) else {
+                    index = start
+                    throw error("invalid UTF-8 in string")
+                }
+                index += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw error("unescaped control character in string") }
+            index += 1
+        }
+        guard index < input.count else { throw error("unterminated string") }
+        // Slow path with escapes.
+        var bytes = Array(UnsafeBufferPointer(rebasing: input[start..<index]))
+        while index < input.count {
+            let byte = input[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                guard let text = String(validating: bytes, as: UTF8.self) else {
+                    throw error("invalid UTF-8 in string")
+                }
+                return text
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard !atEnd else { throw error("unterminated string") }
+                let escape = input[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): bytes.append(0x22)
+                case UInt8(ascii: "\\"): bytes.append(0x5C)
+                case UInt8(ascii: "/"): bytes.append(0x2F)
+                case UInt8(ascii: "b"): bytes.append(0x08)
+                case UInt8(ascii: "f"): bytes.append(0x0C)
+                case UInt8(ascii: "n"): bytes.append(0x0A)
+                case UInt8(ascii: "r"): bytes.append(0x0D)
+                case UInt8(ascii: "t"): bytes.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = UInt32(try parseHex4())
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        guard input.count - index >= 6, input[index] == UInt8(ascii: "\\"),
+                            input[index + 1] == UInt8(ascii: "u")
+                        else { throw error("unpaired surrogate escape") }
+                        index += 2
+                        let low = UInt32(try parseHex4())
+                        guard (0xDC00..<0xE000).contains(low) else { throw error("unpaired surrogate escape") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00..<0xE000).contains(scalar) {
+                        throw error("unpaired surrogate escape")
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
+                    bytes.append(contentsOf: UTF8.encode(unicode)!)
+                default:
+                    index -= 1
+                    throw error("invalid escape")
+                }
+            default:
+                if byte < 0x20 { throw error("unescaped control character in string") }
+                bytes.append(byte)
+                index += 1
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    mutating func parseHex4() throws(JSONParseError) -> UInt16 {
+        guard input.count - index >= 4 else { throw error("unterminated \\u escape") }
+        var value: UInt16 = 0
+        for _ in 0..<4 {
+            let byte = input[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("invalid \\u escape")
+            }
+            value = value << 4 | UInt16(digit)
+            index += 1
+        }
+        return value
+    }
+
+    mutating func parseNumber() throws(JSONParseError) -> JSONValue {
+        let start = index
+        var integral = true
+        if input[index] == UInt8(ascii: "-") { index += 1 }
+        guard !atEnd, isDigit(input[index]) else { throw error("invalid number") }
+        if input[index] == UInt8(ascii: "0") {
+            index += 1
+            if !atEnd, isDigit(input[index]) { throw error("leading zero in number") }
+        } else {
+            while !atEnd, isDigit(input[index]) { index += 1 }
+        }
+        if !atEnd, input[index] == UInt8(ascii: ".") {
+            integral = false
+            index += 1
+            guard !atEnd, isDigit(input[index]) else { throw error("invalid number") }
+            while !atEnd, isDigit(input[index]) { index += 1 }
+        }
+        if !atEnd, input[index] == UInt8(ascii: "e") || input[index] == UInt8(ascii: "E") {
+            integral = false
+            index += 1
+            if !atEnd, input[index] == UInt8(ascii: "+") || input[index] == UInt8(ascii: "-") { index += 1 }
+            guard !atEnd, isDigit(input[index]) else { throw error("invalid number") }
+            while !atEnd, isDigit(input[index]) { index += 1 }
+        }
+        // The literal is ASCII by construction.
+        let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<index]), as: UTF8.self)
+        if integral, let exact = Int64(text) { return .int(exact) }
+        guard let value = Double(text), value.isFinite else {
+            index = start
+            throw error("number out of range")
+        }
+        return .double(value)
+    }
+
+    func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+}

@@ -1,0 +1,288 @@
+import AklocCore
+
+extension ClientRequest {
+    /// Decodes one request line (without its newline).
+    ///
+    /// - Invalid JSON or UTF-8, or nesting deeper than 32 levels: `badJSON`.
+    /// - Not an object, a mistyped `id`, a missing or non-string `op`, a
+    ///   missing, mistyped or out-of-range argument: `badRequest`.
+    /// - An op this daemon does not know: `unknownOp`; a key path it does not
+    ///   know: `unknownKeyPath`.
+    /// - Members the op does not use are ignored (forward compatibility).
+    ///
+    /// The error carries the request's `id` whenever the line was a JSON
+    /// object with a valid `id`, so the error reply can echo it.
+    ///
+    /// `defaultPolicy` fills the members a `policy` object leaves out
+    /// (normally the daemon's configured `[throttle]` defaults).
+    public static func decode<Bytes: Collection<UInt8>>(
+        _ line: Bytes, defaultPolicy: ThrottlePolicy = ThrottlePolicy()
+    ) -> Result<ClientRequest, ProtocolError> {
+        let json: JSONValue
+        switch JSONValue.parse(line) {
+        case .success(let value): json = value
+        case .failure(let error): return .failure(ProtocolError(.badJSON, "invalid JSON: \(error)"))
+        }
+        return decode(json: json, defaultPolicy: defaultPolicy)
+    }
+
+    /// Decodes an already parsed request object (see `decode(_:defaultPolicy:)`).
+    public static func decode(
+        json: JSONValue, defaultPolicy: ThrottlePolicy = ThrottlePolicy()
+    ) -> Result<ClientRequest, ProtocolError> {
+        guard case .object(let members) = json else {
+            return .failure(ProtocolError(.badRequest, "a request must be a JSON object, not \(json.typeName)"))
+        }
+        var id: RequestID?
+        switch members["id"] {
+        case nil, .null?: id = nil
+        case let value?:
+            guard let valid = RequestID(json: value) else {
+                return .failure(
+                    ProtocolError(.badRequest, "\"id\" must be a number or a string, not \(value.typeName)"))
+            }
+            id = valid
+        }
+        do {
+            let operation = try decodeOperation(RequestArguments(members), defaultPolicy: defaultPolicy)
+            return .success(ClientRequest(id: id, operation: operation))
+        } catch {
+            var error = error
+            error.id = id
+            return .failure(error)
+        }
+    }
+
+    private static func decodeOperation(
+        _ args: RequestArguments, defaultPolicy: ThrottlePolicy
+    ) throws(ProtocolError) -> Operation {
+        guard let opValue = args.members["op"] else { throw ProtocolError(.badRequest, "missing \"op\"") }
+        guard case .string(let op) = opValue else {
+            throw ProtocolError(.badRequest, "\"op\" must be a string, not \(opValue.typeName)")
+        }
+        switch op {
+        case "startUpdatingLocation":
+            return .engine(
+                .startUpdatingLocation(
+                    policy: try args.policy("policy", required: false, defaults: defaultPolicy),
+                    everyEpoch: try args.bool("everyEpoch") ?? false))
+        case "stopUpdatingLocation":
+            return .engine(.stopUpdatingLocation)
+        case "observe":
+            let keyPath = try args.keyPath()
+            var initial = false
+            var old = false
+            if let options = args.members["options"], options != .null {
+                guard case .array(let list) = options else {
+                    throw ProtocolError(.badRequest, "\"options\" must be an array of strings, not \(options.typeName)")
+                }
+                for option in list {
+                    switch option {
+                    case "initial": initial = true
+                    case "old": old = true
+                    default:
+                        throw ProtocolError(
+                            .badRequest, "unknown observe option \(option.jsonString) (expected \"initial\" or \"old\")"
+                        )
+                    }
+                }
+            }
+            let policy = try args.policy("policy", required: false, defaults: defaultPolicy)
+            return .engine(.observe(keyPath, initial: initial, old: old, policy: policy))
+        case "unobserve":
+            return .engine(.unobserve(try args.keyPath()))
+        case "get":
+            return .engine(.get(try args.keyPath()))
+        case "requestLocation":
+            var timeout = defaultRequestLocationTimeout
+            if let value = args.members["timeout"], value != .null {
+                guard let seconds = value.doubleValue else {
+                    throw ProtocolError(.badRequest, "\"timeout\" must be a number of seconds, not \(value.typeName)")
+                }
+                guard seconds > 0, seconds <= maxRequestLocationTimeout else {
+                    throw ProtocolError(
+                        .badRequest,
+                        "\"timeout\" must be more than 0 and at most \(Int(maxRequestLocationTimeout)) seconds")
+                }
+                timeout = seconds
+            }
+            return .engine(.requestLocation(timeout: timeout))
+        case "requestAuthorization":
+            let type = try args.string("type", required: true)!
+            guard let request = AuthorizationRequestType(rawValue: type) else {
+                throw ProtocolError(.badRequest, "\"type\" must be \"whenInUse\" or \"always\"")
+            }
+            return .engine(.requestAuthorization(request))
+        case "configure":
+            return .engine(.configure(try args.policy("policy", required: true, defaults: defaultPolicy)!))
+        case "status":
+            return .status
+        case "pause":
+            return .engine(.pause)
+        case "resume":
+            return .engine(.resume)
+        case "reload":
+            return .reload
+        case "authorize":
+            let subject = try args.string("subject", required: true)!
+            guard isValidSubject(subject) else {
+                throw ProtocolError(
+                    .badRequest, "\"subject\" must be a user name or @group (letters, digits, '_', '.', '-')")
+            }
+            let status = try args.string("status", required: true)!
+            guard let rule = AuthorizationRule(wire: status) else {
+                throw ProtocolError(.badRequest, "\"status\" must be \"always\", \"whenInUse\" or \"deny\"")
+            }
+            return .authorize(subject: subject, rule: rule)
+        default:
+            let shown = op.count > 64 ? String(op.prefix(64)) + "…" : op
+            throw ProtocolError(.unknownOp, "unknown op \"\(shown)\"")
+        }
+    }
+
+    /// A user name or `@group`: 1–64 of `[A-Za-z0-9_.-]` (a trailing `$` is
+    /// allowed, as for Samba machine accounts), not starting with `-` or `.`.
+    static func isValidSubject(_ subject: String) -> Bool {
+        var name = Substring(subject)
+        if name.hasPrefix("@") { name = name.dropFirst() }
+        if name.hasSuffix("$") { name = name.dropLast() }
+        guard (1...64).contains(name.utf8.count), let first = name.utf8.first,
+            first != UInt8(ascii: "-"), first != UInt8(ascii: ".")
+        else { return false }
+        return name.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"):
+                true
+            default: false
+            }
+        }
+    }
+}
+
+/// Typed access to a request's members, throwing `badRequest` on a mistyped one.
+private struct RequestArguments {
+    let members: [String: JSONValue]
+
+    init(_ members: [String: JSONValue]) { self.members = members }
+
+    func string(_ name: String, required: Bool) throws(ProtocolError) -> String? {
+        guard let value = members[name], value != .null else {
+            if required { throw ProtocolError(.badRequest, "missing \"\(name)\"") }
+            return nil
+        }
+        guard case .string(let text) = value else {
+            throw ProtocolError(.badRequest, "\"\(name)\" must be a string, not \(value.typeName)")
+        }
+        return text
+    }
+
+    func bool(_ name: String) throws(ProtocolError) -> Bool? {
+        guard let value = members[name], value != .null else { return nil }
+        guard case .bool(let flag) = value else {
+            throw ProtocolError(.badRequest, "\"\(name)\" must be true or false, not \(value.typeName)")
+        }
+        return flag
+    }
+
+    func keyPath() throws(ProtocolError) -> KeyPath {
+        let text = try string("keyPath", required: true)!
+        guard let keyPath = parseWireKeyPath(text) else {
+            let shown = text.count > 64 ? String(text.prefix(64)) + "…" : text
+            throw ProtocolError(.unknownKeyPath, "unknown key path \"\(shown)\"")
+        }
+        return keyPath
+    }
+
+    func policy(_ name: String, required: Bool, defaults: ThrottlePolicy) throws(ProtocolError) -> ThrottlePolicy? {
+        guard let value = members[name], value != .null else {
+            if required { throw ProtocolError(.badRequest, "missing \"\(name)\"") }
+            return nil
+        }
+        return try decodeWirePolicy(value, defaults: defaults)
+    }
+}
+
+/// Parses a wire key path (`myLocation`, `myLocation.speed`, `state`, …).
+/// The one place to swap for `KeyPath(parsing:)` once AklocCore has it.
+public func parseWireKeyPath(_ text: String) -> KeyPath? {
+    let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+    guard let root = KeyPath.Root(rawValue: String(parts[0])) else { return nil }
+    switch parts.count {
+    case 1:
+        return KeyPath(root)
+    case 2:
+        guard KeyPath(root).isLocation, let member = KeyPath.Member(rawValue: String(parts[1])) else { return nil }
+        return KeyPath(root, member: member)
+    default:
+        return nil
+    }
+}
+
+/// Limits on policy values: finite, not negative, and small enough that the
+/// engine's arithmetic on them cannot overflow.
+public enum PolicyLimits {
+    public static let maxInterval: Double = 86_400
+    public static let maxSpeed: Double = 1_000
+    public static let maxDistance: Double = 100_000_000
+}
+
+/// Decodes a wire policy object. Members left out keep their value from
+/// `defaults`; an unknown member is an error (a typo must not silently fall
+/// back to a default); `minInterval` may not exceed `maxInterval`.
+public func decodeWirePolicy(_ value: JSONValue, defaults: ThrottlePolicy = ThrottlePolicy()) throws(ProtocolError)
+    -> ThrottlePolicy
+{
+    guard case .object(let members) = value else {
+        throw ProtocolError(.badRequest, "\"policy\" must be an object, not \(value.typeName)")
+    }
+    var policy = defaults
+    for (name, member) in members.sorted(by: { $0.key < $1.key }) {
+        guard let number = member.doubleValue else {
+            throw ProtocolError(.badRequest, "policy \"\(name)\" must be a number, not \(member.typeName)")
+        }
+        let limit: Double
+        switch name {
+        case "updateSpeed":
+            policy.updateSpeed = number
+            limit = PolicyLimits.maxSpeed
+        case "minInterval":
+            policy.minInterval = number
+            limit = PolicyLimits.maxInterval
+        case "maxInterval":
+            policy.maxInterval = number
+            limit = PolicyLimits.maxInterval
+        case "distanceFilter":
+            policy.distanceFilter = number
+            limit = PolicyLimits.maxDistance
+        case "desiredAccuracy":
+            policy.desiredAccuracy = number
+            limit = PolicyLimits.maxDistance
+        default:
+            let shown = name.count > 64 ? String(name.prefix(64)) + "…" : name
+            throw ProtocolError(
+                .badRequest,
+                "unknown policy member \"\(shown)\" (expected updateSpeed, minInterval, maxInterval, "
+                    + "distanceFilter, desiredAccuracy)")
+        }
+        guard number >= 0, number <= limit else {
+            throw ProtocolError(.badRequest, "policy \"\(name)\" must be between 0 and \(limit.formatted)")
+        }
+    }
+    guard policy.minInterval <= policy.maxInterval else {
+        throw ProtocolError(
+            .badRequest,
+            "policy minInterval (\(policy.minInterval.formatted)) exceeds maxInterval (\(policy.maxInterval.formatted))"
+        )
+    }
+    return policy
+}
+
+extension Double {
+    /// `5` rather than `5.0` in messages.
+    fileprivate var formatted: String {
+        var writer = JSONWriter(capacity: 24)
+        writer.number(self)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,288 @@
+import AklocCore
+import AklocProtocol
+import Testing
+
+private func decode(_ text: String) -> Result<ClientRequest, ProtocolError> {
+    ClientRequest.decode(Array(text.utf8))
+}
+
+private func request(_ text: String) throws -> ClientRequest {
+    try decode(text).get()
+}
+
+private func failure(_ text: String) -> ProtocolError? {
+    if case .failure(let error) = decode(text) { return error }
+    return nil
+}
+
+@Suite struct RequestDecodingTests {
+    @Test func everyOpDecodes() throws {
+        var fast = ThrottlePolicy()
+        fast.minInterval = 1
+        fast.maxInterval = 10
+        let cases: [(String, ClientRequest.Operation)] = [
+            (#"{"op":"startUpdatingLocation"}"#, .engine(.startUpdatingLocation(policy: nil, everyEpoch: false))),
+            (
+                #"{"op":"startUpdatingLocation","policy":{"minInterval":1,"maxInterval":10},"everyEpoch":true}"#,
+                .engine(.startUpdatingLocation(policy: fast, everyEpoch: true))
+            ),
+            (#"{"op":"stopUpdatingLocation"}"#, .engine(.stopUpdatingLocation)),
+            (
+                #"{"op":"observe","keyPath":"myLocation"}"#,
+                .engine(.observe(KeyPath(.myLocation), initial: false, old: false, policy: nil))
+            ),
+            (
+                #"{"op":"observe","keyPath":"myLocation.speed","options":["initial","old"],"policy":{"minInterval":1,"maxInterval":10}}"#,
+                .engine(.observe(KeyPath(.myLocation, member: .speed), initial: true, old: true, policy: fast))
+            ),
+            (
+                #"{"op":"observe","keyPath":"state","options":["old"]}"#,
+                .engine(.observe(KeyPath(.state), initial: false, old: true, policy: nil))
+            ),
+            (#"{"op":"unobserve","keyPath":"rawLocation"}"#, .engine(.unobserve(KeyPath(.rawLocation)))),
+            (
+                #"{"op":"get","keyPath":"rawLocation.coordinate"}"#,
+                .engine(.get(KeyPath(.rawLocation, member: .coordinate)))
+            ),
+            (#"{"op":"get","keyPath":"authorizationStatus"}"#, .engine(.get(KeyPath(.authorizationStatus)))),
+            (#"{"op":"get","keyPath":"source"}"#, .engine(.get(KeyPath(.source)))),
+            (#"{"op":"requestLocation"}"#, .engine(.requestLocation(timeout: 10))),
+            (#"{"op":"requestLocation","timeout":2.5}"#, .engine(.requestLocation(timeout: 2.5))),
+            (#"{"op":"requestAuthorization","type":"always"}"#, .engine(.requestAuthorization(.always))),
+            (#"{"op":"requestAuthorization","type":"whenInUse"}"#, .engine(.requestAuthorization(.whenInUse))),
+            (#"{"op":"configure","policy":{"minInterval":1,"maxInterval":10}}"#, .engine(.configure(fast))),
+            (#"{"op":"status"}"#, .status),
+            (#"{"op":"pause"}"#, .engine(.pause)),
+            (#"{"op":"resume"}"#, .engine(.resume)),
+            (#"{"op":"reload"}"#, .reload),
+            (
+                #"{"op":"authorize","subject":"alice","status":"when-in-use"}"#,
+                .authorize(subject: "alice", rule: .whenInUse)
+            ),
+            (
+                #"{"op":"authorize","subject":"@staff","status":"deny"}"#,
+                .authorize(subject: "@staff", rule: .deny)
+            ),
+        ]
+        for (line, operation) in cases {
+            let decoded = try request(line)
+            #expect(decoded.operation == operation, "\(line)")
+            #expect(decoded.id == nil)
+        }
+        let names = Set(cases.map { $0.1.name })
+        #expect(names == Set(ClientRequest.operationNames))
+    }
+
+    @Test func everyOpRoundTrips() throws {
+        var policy = ThrottlePolicy()
+        policy.updateSpeed = 1.5
+        policy.minInterval = 0.25
+        policy.distanceFilter = 12
+        policy.desiredAccuracy = 30
+        let operations: [ClientRequest.Operation] = [
+            .engine(.startUpdatingLocation(policy: nil, everyEpoch: false)),
+            .engine(.startUpdatingLocation(policy: policy, everyEpoch: true)),
+            .engine(.stopUpdatingLocation),
+            .engine(.observe(KeyPath(.myLocation, member: .coordinate), initial: true, old: false, policy: policy)),
+            .engine(.observe(KeyPath(.state), initial: false, old: true, policy: nil)),
+            .engine(.observe(KeyPath(.rawLocation), initial: true, old: true, policy: nil)),
+            .engine(.unobserve(KeyPath(.myLocation))),
+            .engine(.get(KeyPath(.myLocation, member: .timestamp))),
+            .engine(.requestLocation(timeout: 3)),
+            .engine(.requestAuthorization(.always)),
+            .engine(.configure(policy)),
+            .status, .engine(.pause), .engine(.resume), .reload,
+            .authorize(subject: "@akloc-users", rule: .always),
+        ]
+        let ids: [RequestID?] = [
+            nil, 7, -9_007_199_254_740_993, .double(1.5), .double(2), .double(-1e300), "a\"b\n", "",
+        ]
+        for operation in operations {
+            for id in ids {
+                let original = ClientRequest(id: id, operation: operation)
+                let line = original.encodedLine()
+                #expect(line.last == 0x0A)
+                #expect(!line.dropLast().contains(0x0A))
+                let decoded = try ClientRequest.decode(line.dropLast()).get()
+                #expect(decoded == original, "\(String(decoding: line, as: UTF8.self))")
+            }
+        }
+    }
+
+    @Test func idsAreKeptExactly() throws {
+        #expect(try request(#"{"id":9007199254740993,"op":"status"}"#).id == .int(9_007_199_254_740_993))
+        #expect(try request(#"{"id":-1,"op":"status"}"#).id == .int(-1))
+        #expect(try request(#"{"id":1.25,"op":"status"}"#).id == .double(1.25))
+        #expect(try request(#"{"id":1e3,"op":"status"}"#).id == .double(1000))
+        #expect(try request(#"{"id":"x-1","op":"status"}"#).id == .string("x-1"))
+        #expect(try request(#"{"id":null,"op":"status"}"#).id == nil)
+        #expect(try request(#"{"op":"status"}"#).id == nil)
+        // Larger than Int64: kept as the nearest Double.
+        #expect(try request(#"{"id":18446744073709551616,"op":"status"}"#).id == .double(18_446_744_073_709_551_616.0))
+    }
+
+    @Test func unknownMembersAreIgnored() throws {
+        let decoded = try request(#"{"id":1,"op":"get","keyPath":"state","extra":{"deep":[1,2,3]},"x":null}"#)
+        #expect(decoded.operation == .engine(.get(KeyPath(.state))))
+    }
+
+    @Test func policyMembersDefault() throws {
+        var defaults = ThrottlePolicy()
+        defaults.maxInterval = 120
+        let decoded = try ClientRequest.decode(
+            Array(#"{"op":"configure","policy":{"minInterval":2}}"#.utf8), defaultPolicy: defaults
+        ).get()
+        var expected = defaults
+        expected.minInterval = 2
+        #expect(decoded.operation == .engine(.configure(expected)))
+        #expect(try request(#"{"op":"configure","policy":{}}"#).operation == .engine(.configure(ThrottlePolicy())))
+    }
+
+    @Test func keyPaths() {
+        for root in KeyPath.Root.allCases {
+            #expect(parseWireKeyPath(root.rawValue) == KeyPath(root))
+        }
+        for member in KeyPath.Member.allCases {
+            #expect(parseWireKeyPath("myLocation.\(member.rawValue)") == KeyPath(.myLocation, member: member))
+            #expect(parseWireKeyPath("rawLocation.\(member.rawValue)") == KeyPath(.rawLocation, member: member))
+            #expect(parseWireKeyPath("state.\(member.rawValue)") == nil)
+        }
+        for bad in [
+            "", ".", "myLocation.", "myLocation.speed.x", "mylocation", "myLocation.bogus", "state.x", " state",
+        ] {
+            #expect(parseWireKeyPath(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test(arguments: [
+        ("", "badJSON"),
+        ("{", "badJSON"),
+        (#"{"op":"status""#, "badJSON"),
+        (#"{"op":"status"} x"#, "badJSON"),
+        (#"{"op":"status",}"#, "badJSON"),
+        (#"{'op':'status'}"#, "badJSON"),
+        ("garbage", "badJSON"),
+        (#"{"op":NaN}"#, "badJSON"),
+        (#"{"id":01,"op":"status"}"#, "badJSON"),
+        (#"{"id":1e999,"op":"status"}"#, "badJSON"),
+        (#"{"op":"st\u0000atus"#, "badJSON"),
+        ("{\"op\":\"a\tb\"}", "badJSON"),
+        (#"{"op":"\ud800"}"#, "badJSON"),
+        (#"{"op":"\x"}"#, "badJSON"),
+        ("[]", "badRequest"),
+        ("42", "badRequest"),
+        (#""status""#, "badRequest"),
+        ("null", "badRequest"),
+        ("{}", "badRequest"),
+        (#"{"id":1}"#, "badRequest"),
+        (#"{"op":7}"#, "badRequest"),
+        (#"{"op":null}"#, "badRequest"),
+        (#"{"op":"fly"}"#, "unknownOp"),
+        (#"{"op":"Status"}"#, "unknownOp"),
+        (#"{"id":true,"op":"status"}"#, "badRequest"),
+        (#"{"id":[1],"op":"status"}"#, "badRequest"),
+        (#"{"op":"get"}"#, "badRequest"),
+        (#"{"op":"get","keyPath":7}"#, "badRequest"),
+        (#"{"op":"get","keyPath":["state"]}"#, "badRequest"),
+        (#"{"op":"get","keyPath":"altitude"}"#, "unknownKeyPath"),
+        (#"{"op":"observe","keyPath":"myLocation.bogus"}"#, "unknownKeyPath"),
+        (#"{"op":"observe","keyPath":"state","options":"initial"}"#, "badRequest"),
+        (#"{"op":"observe","keyPath":"state","options":["initial","new"]}"#, "badRequest"),
+        (#"{"op":"observe","keyPath":"state","options":[1]}"#, "badRequest"),
+        (#"{"op":"observe","keyPath":"myLocation","policy":5}"#, "badRequest"),
+        (#"{"op":"unobserve","keyPath":null}"#, "badRequest"),
+        (#"{"op":"requestLocation","timeout":-1}"#, "badRequest"),
+        (#"{"op":"requestLocation","timeout":0}"#, "badRequest"),
+        (#"{"op":"requestLocation","timeout":"10"}"#, "badRequest"),
+        (#"{"op":"requestLocation","timeout":1e300}"#, "badRequest"),
+        (#"{"op":"requestAuthorization"}"#, "badRequest"),
+        (#"{"op":"requestAuthorization","type":"sometimes"}"#, "badRequest"),
+        (#"{"op":"requestAuthorization","type":"when-in-use"}"#, "badRequest"),
+        (#"{"op":"configure"}"#, "badRequest"),
+        (#"{"op":"configure","policy":{"minInterval":-1}}"#, "badRequest"),
+        (#"{"op":"configure","policy":{"minInterval":"5"}}"#, "badRequest"),
+        (#"{"op":"configure","policy":{"minInterval":null}}"#, "badRequest"),
+        (#"{"op":"configure","policy":{"maxInterval":1e12}}"#, "badRequest"),
+        (#"{"op":"configure","policy":{"minInterval":400}}"#, "badRequest"),
+        (#"{"op":"configure","policy":{"minIntervall":4}}"#, "badRequest"),
+        (#"{"op":"configure","policy":[]}"#, "badRequest"),
+        (#"{"op":"startUpdatingLocation","everyEpoch":1}"#, "badRequest"),
+        (#"{"op":"startUpdatingLocation","policy":{"updateSpeed":1e9}}"#, "badRequest"),
+        (#"{"op":"authorize","subject":"alice"}"#, "badRequest"),
+        (#"{"op":"authorize","subject":"alice","status":"maybe"}"#, "badRequest"),
+        (#"{"op":"authorize","subject":"","status":"deny"}"#, "badRequest"),
+        (#"{"op":"authorize","subject":"@","status":"deny"}"#, "badRequest"),
+        (#"{"op":"authorize","subject":"a\nb","status":"deny"}"#, "badRequest"),
+        (#"{"op":"authorize","subject":"a b","status":"deny"}"#, "badRequest"),
+        (#"{"op":"authorize","subject":"-rf","status":"deny"}"#, "badRequest"),
+        (#"{"op":"authorize","subject":7,"status":"deny"}"#, "badRequest"),
+    ])
+    func badInput(line: String, code: String) {
+        let error = failure(line)
+        #expect(error?.code.rawValue == code, "\(line): \(String(describing: error))")
+        #expect(error?.message.isEmpty == false)
+    }
+
+    @Test func errorsEchoTheID() {
+        #expect(failure(#"{"id":5,"op":"fly"}"#)?.id == .int(5))
+        #expect(failure(#"{"id":"q","op":"get","keyPath":"nope"}"#)?.id == .string("q"))
+        #expect(failure(#"{"id":2.5,"op":"configure","policy":{"minInterval":-1}}"#)?.id == .double(2.5))
+        #expect(failure(#"{"id":5,"op":"fly""#)?.id == nil, "no id from broken JSON")
+        #expect(failure(#"{"id":{},"op":"status"}"#)?.id == nil)
+    }
+
+    @Test func invalidUTF8IsBadJSON() {
+        let samples: [[UInt8]] = [
+            Array(#"{"op":""#.utf8) + [0xFF] + Array(#""}"#.utf8),
+            Array(#"{"op":""#.utf8) + [0xC3] + Array(#""}"#.utf8),
+            Array(#"{"op":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8),  // encoded surrogate
+            Array(#"{"op":""#.utf8) + [0xC0, 0xAF] + Array(#""}"#.utf8),  // overlong
+            [0xEF, 0xBB, 0xBF] + Array(#"{"op":"status"}"#.utf8),  // BOM
+            [0x80],
+        ]
+        for bytes in samples {
+            guard case .failure(let error) = ClientRequest.decode(bytes) else {
+                Issue.record("accepted \(bytes)")
+                continue
+            }
+            #expect(error.code == .badJSON)
+        }
+        // Valid multi-byte UTF-8 and escapes are fine.
+        let ok = ClientRequest.decode(Array(#"{"id":"ü€😀\u00fc\ud83d\ude00","op":"status"}"#.utf8))
+        #expect((try? ok.get())?.id == .string("ü€😀ü😀"))
+    }
+
+    @Test func deepNestingDoesNotCrash() {
+        for opener in ["[", "{\"a\":"] {
+            let line = String(repeating: opener, count: 10_000)
+            #expect(failure(line)?.code == .badJSON)
+            let wrapped = "{\"op\":\"status\",\"x\":" + String(repeating: opener, count: 100_000)
+            #expect(failure(wrapped)?.code == .badJSON)
+        }
+        // 32 levels are fine.
+        let nested = String(repeating: "[", count: 31) + String(repeating: "]", count: 31)
+        #expect((try? request("{\"op\":\"status\",\"x\":\(nested)}"))?.operation == .status)
+    }
+
+    @Test func truncationsOfAValidRequestAreRejectedNotCrashing() {
+        let full = Array(
+            #"{"id":12,"op":"observe","keyPath":"myLocation","options":["initial"],"policy":{"minInterval":1.5}}"#.utf8)
+        for length in 0..<full.count {
+            if case .success = ClientRequest.decode(full[0..<length]) {
+                Issue.record("accepted truncation to \(length) bytes")
+            }
+        }
+        #expect((try? ClientRequest.decode(full).get()) != nil)
+    }
+
+    @Test func whitespaceAroundIsAllowed() throws {
+        #expect(try request(" \t{ \"op\" : \"status\" }\r ").operation == .status)
+    }
+
+    @Test func hugeLinesDecodeInReasonableTime() {
+        let many = "{\"op\":\"status\",\"pad\":\"" + String(repeating: "a", count: 65_000) + "\"}"
+        #expect((try? request(many))?.operation == .status)
+        let array = "{\"op\":\"status\",\"pad\":[" + Array(repeating: "1", count: 20_000).joined(separator: ",") + "]}"
+        #expect((try? request(array))?.operation == .status)
+    }
+}
