@@ -44,6 +44,17 @@ public enum Syscall {
         }
     }
 
+    /// Writes all of `bytes`, continuing after short writes.
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(Errno) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = try retryingOnEINTR {
+                bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            }
+            offset += written
+        }
+    }
+
     /// Closes `fd` once. `close` is deliberately not retried: on Linux the
     /// descriptor is gone even when it reports `EINTR`, and a retry could
     /// close a descriptor another thread just opened.
