@@ -111,3 +111,22 @@ struct SystemdEnvironmentTests {
         }
     }
 }
+
+extension SystemdEnvironmentTests {
+    @Test func standardLoggerUsesJournalOnlyWhenStderrIsTheJournalStream() {
+        var info = stat()
+        fstat(STDERR_FILENO, &info)
+        let journald = access("/run/systemd/journal/socket", W_OK) == 0
+        withEnvironment(["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"]) {
+            #expect(Logger.standard(minimumLevel: .debug).isJournal == journald)
+            #expect(Logger.standard(minimumLevel: .debug).minimumLevel == .debug)
+            #expect(Logger.standard().minimumLevel == .info)
+        }
+        withEnvironment(["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino &+ 1)"]) {
+            #expect(Logger.standard().destination == .stream(STDERR_FILENO))
+        }
+        withEnvironment(["JOURNAL_STREAM": nil]) {
+            #expect(!Logger.standard().isJournal)
+        }
+    }
+}
