@@ -1,0 +1,82 @@
+import Glibc
+
+/// Small socket helpers for tests; production code has its own in the daemon.
+enum TestSockets {
+    static func temporaryDirectory() -> String {
+        var template = Array("/tmp/akloc-sys-test.XXXXXX".utf8CString)
+        let path = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(path != nil, "mkdtemp failed")
+        return String(cString: path!)
+    }
+
+    static func unixSocket(type: Int32, path: String?, listen backlog: Int32? = nil) -> Int32 {
+        let fd = socket(AF_UNIX, type, 0)
+        precondition(fd >= 0, "socket failed")
+        if let path {
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                let bytes = Array(path.utf8)
+                precondition(bytes.count < raw.count)
+                raw.copyBytes(from: bytes)
+                raw[bytes.count] = 0
+            }
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            precondition(result == 0, "bind failed: \(errno)")
+        }
+        if let backlog {
+            precondition(listen(fd, backlog) == 0)
+        }
+        return fd
+    }
+
+    /// One datagram, or nil if none arrives within `timeoutMilliseconds`.
+    static func receive(_ fd: Int32, timeoutMilliseconds: Int32 = 1000) -> String? {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, timeoutMilliseconds) == 1 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[0..<count], as: UTF8.self)
+    }
+
+    static func pipe() -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [0, 0]
+        precondition(Glibc.pipe(&fds) == 0)
+        return (fds[0], fds[1])
+    }
+
+    /// Everything readable from `fd` without blocking.
+    static func drain(_ fd: Int32) -> String {
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 0) == 1 else { break }
+            let count = read(fd, &buffer, buffer.count)
+            guard count > 0 else { break }
+            result += buffer[0..<count]
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+}
+
+/// Sets environment variables for the duration of `body` and restores them.
+@discardableResult
+func withEnvironment<T>(_ values: [String: String?], _ body: () throws -> T) rethrows -> T {
+    var saved: [String: String?] = [:]
+    for (name, value) in values {
+        saved[name] = getenv(name).map { String(cString: $0) }
+        if let value { setenv(name, value, 1) } else { unsetenv(name) }
+    }
+    defer {
+        for (name, value) in saved {
+            if let value { setenv(name, value, 1) } else { unsetenv(name) }
+        }
+    }
+    return try body()
+}
