@@ -1,0 +1,176 @@
+import AklocCore
+import AklocSystemd
+import Foundation
+import Glibc
+
+/// Persists `PersistentState` (paused flag, last location, authorization
+/// decisions) as `state.json` in the state directory (DESIGN §5).
+///
+/// Writes are atomic: a crash or SIGKILL leaves the previous or the new file,
+/// never a torn one. A file that cannot be read back anyway (a disk fault, an
+/// editor accident) is moved aside and the daemon starts clean: losing
+/// decisions is better than refusing to run, and the bad file is kept for
+/// the administrator.
+public struct StateStore: Sendable {
+    public static let defaultDirectory = "/var/lib/akloc"
+    public static let fileName = "state.json"
+    /// Written into the file; a file with another version is not trusted.
+    public static let formatVersion = 1
+    /// Far beyond any real state (one decision per uid).
+    public static let maximumFileSize = 16 << 20
+
+    public let directory: String
+
+    public init(directory: String = StateStore.defaultDirectory) {
+        self.directory = directory
+    }
+
+    public var path: String { directory + "/" + Self.fileName }
+
+    public struct Loaded: Hashable, Sendable {
+        public var state: PersistentState
+        /// Set when a bad file was moved aside; the daemon logs it.
+        public var warning: StateStoreWarning?
+        /// False when there was no state file (first start).
+        public var fileExisted: Bool
+    }
+
+    /// Reads the state, creating the directory (mode 0700) if it is missing.
+    /// `now` names a file moved aside (`state.json.corrupt-20261130T151411Z`).
+    public func load(now: time_t = time(nil)) throws(StateStoreError) -> Loaded {
+        try ensureDirectory()
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.readFile(path, limit: Self.maximumFileSize)
+        } catch  where error == .noSuchFile {
+            return Loaded(state: PersistentState(), warning: nil, fileExisted: false)
+        } catch {
+            throw StateStoreError(.unreadable, path: path, "cannot read the state file: \(error)", errno: error)
+        }
+        let problem: (StateStoreWarning.Code, String)
+        switch Self.decode(bytes) {
+        case .success(let state):
+            return Loaded(state: state, warning: nil, fileExisted: true)
+        case .failure(let failure):
+            problem = (failure.code, failure.reason)
+        }
+        let aside = try moveAside(now: now)
+        let warning = StateStoreWarning(
+            code: problem.0, movedTo: aside,
+            message: "\(path): \(problem.1); moved it to \(aside) and starting with a clean state")
+        return Loaded(state: PersistentState(), warning: warning, fileExisted: true)
+    }
+
+    /// Writes the state atomically (temp file, fsync, rename, fsync of the
+    /// directory), mode 0600.
+    public func save(_ state: PersistentState) throws(StateStoreError) {
+        try ensureDirectory()
+        let bytes = Self.encode(state)
+        do {
+            try FileSystem.writeAtomically(bytes, to: path, mode: 0o600)
+        } catch {
+            throw StateStoreError(.writeFailed, path: path, "cannot write the state file: \(error)", errno: error)
+        }
+    }
+
+    private func ensureDirectory() throws(StateStoreError) {
+        do {
+            try FileSystem.createDirectory(directory, mode: 0o700)
+        } catch {
+            throw StateStoreError(
+                .directoryUnavailable, path: directory, "cannot create the state directory: \(error)", errno: error)
+        }
+    }
+
+    private func moveAside(now: time_t) throws(StateStoreError) -> String {
+        var stamp = now
+        var parts = tm()
+        gmtime_r(&stamp, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let base =
+            "\(path).corrupt-\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))"
+            + "T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+        var candidate = base
+        var suffix = 1
+        // Never overwrite an earlier casualty.
+        while (try? FileSystem.status(candidate)) != nil {
+            candidate = "\(base).\(suffix)"
+            suffix += 1
+        }
+        do {
+            try FileSystem.rename(path, to: candidate)
+            try FileSystem.syncDirectory(directory)
+        } catch {
+            throw StateStoreError(
+                .moveAsideFailed, path: path, "cannot move the bad state file to \(candidate): \(error)", errno: error)
+        }
+        return candidate
+    }
+
+    /// The file format: the state's fields next to `version`, with uids as
+    /// JSON object keys.
+    private struct File: Codable {
+        var version: Int
+        var paused: Bool
+        var lastLocation: Location?
+        var authorizationDecisions: [String: AuthorizationStatus]
+    }
+
+    private struct VersionProbe: Decodable {
+        var version: Int
+    }
+
+    static func encode(_ state: PersistentState) -> [UInt8] {
+        let file = File(
+            version: formatVersion, paused: state.paused, lastLocation: state.lastLocation,
+            authorizationDecisions: Dictionary(
+                uniqueKeysWithValues: state.authorizationDecisions.map { (String($0.key), $0.value) }))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        // Encoding plain values with finite numbers cannot fail.
+        // swift-format-ignore: NeverUseForceTry
+        return Array(try! encoder.encode(file)) + [UInt8(ascii: "\n")]
+    }
+
+    static func decode(_ bytes: [UInt8]) -> Result<PersistentState, DecodeFailure> {
+        guard bytes.count <= maximumFileSize else {
+            return .failure(DecodeFailure(.corrupt, "larger than \(maximumFileSize) bytes"))
+        }
+        let data = Data(bytes)
+        let decoder = JSONDecoder()
+        guard let probe = try? decoder.decode(VersionProbe.self, from: data) else {
+            return .failure(
+                DecodeFailure(.corrupt, bytes.isEmpty ? "empty file" : "not a valid state file (truncated?)"))
+        }
+        guard probe.version == formatVersion else {
+            return .failure(
+                DecodeFailure(
+                    .unsupportedVersion, "format version \(probe.version), this aklocd reads version \(formatVersion)"))
+        }
+        let file: File
+        do {
+            file = try decoder.decode(File.self, from: data)
+        } catch {
+            return .failure(DecodeFailure(.corrupt, "not a valid state file: \(error)"))
+        }
+        var decisions: [UInt32: AuthorizationStatus] = [:]
+        for (key, status) in file.authorizationDecisions {
+            guard let uid = UInt32(key) else {
+                return .failure(DecodeFailure(.corrupt, "not a valid state file: uid \"\(key)\""))
+            }
+            decisions[uid] = status
+        }
+        return .success(
+            PersistentState(paused: file.paused, lastLocation: file.lastLocation, authorizationDecisions: decisions))
+    }
+
+    struct DecodeFailure: Error {
+        var code: StateStoreWarning.Code
+        var reason: String
+
+        init(_ code: StateStoreWarning.Code, _ reason: String) {
+            self.code = code
+            self.reason = reason
+        }
+    }
+}
