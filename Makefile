@@ -39,5 +39,9 @@ lint:
 test: build lint
 	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) -Xswiftc -warnings-as-errors
 
+# The README's first command: a live replay served by aklocd, watched by akloc.
+demo: build
+	BIN_DIR="$(BIN_DIR)" scripts/demo.sh
+
 clean:
 	rm -rf .build

@@ -1,1 +1,167 @@
 import AklocCore
+import AklocGPSD
+import AklocProtocol
+import AklocSystemd
+import Dispatch
+
+/// The imperative shell (DESIGN §1): one actor whose executor is one serial
+/// DispatchQueue owns every piece of mutable daemon state. DispatchSources for
+/// the listening socket, clients, gpsd, signals and the engine's timer all fire
+/// on that queue and enter the actor with `assumeIsolated`, so there are no
+/// locks and Swift 6 checks every access.
+actor Daemon {
+    nonisolated let executor: QueueExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    nonisolated var queue: DispatchQueue { executor.queue }
+
+    var engine: Engine
+    var clients: [SubscriberID: ClientConnection] = [:]
+    var nextSubscriberID: SubscriberID = 1
+    var nextToken: RequestToken = 1
+    /// Requests the engine has not answered yet: who asked, with which wire id.
+    var pendingRequests: [RequestToken: (client: SubscriberID, id: RequestID?)] = [:]
+    var counters = DaemonStatus.Counters()
+    var configuration: Configuration
+    var authorizer: Authorizer
+    var users = UserDatabase()
+    let options: DaemonOptions
+    let configPath: String?
+    let logger: Logger
+    let notifier = SystemdNotifier()
+    let sessions: any SessionMonitor
+    let stateStore: StateStore?
+    let startedAt: Instant
+
+    var source: GPSDSource?
+    var listener: UnixSocket?
+    var listenSource: DispatchSourceRead?
+    var activatedSocket = false
+    let timer: DispatchSourceTimer
+    var watchdogTimer: DispatchSourceTimer?
+    var signalSources: [DispatchSourceSignal] = []
+    var stopping = false
+    var lastServiceStatus = ""
+    var serviceStatusPending = false
+
+    init(
+        options: DaemonOptions, configuration: Configuration, configPath: String?, engine: Engine,
+        stateStore: StateStore?, sessions: any SessionMonitor, logger: Logger
+    ) {
+        executor = QueueExecutor(label: "akloc.daemon")
+        self.options = options
+        self.configuration = configuration
+        self.configPath = configPath
+        self.stateStore = stateStore
+        self.sessions = sessions
+        self.logger = logger
+        authorizer = Authorizer(rules: configuration.authorization)
+        self.engine = engine
+        startedAt = SystemClock.monotonicNow()
+        timer = DispatchSource.makeTimerSource(queue: executor.queue)
+    }
+
+    static func engineConfiguration(_ configuration: Configuration) -> Engine.Configuration {
+        Engine.Configuration(
+            defaultPolicy: configuration.throttle.policy,
+            firstLocationAttempts: configuration.throttle.firstLocationAttempts,
+            maxFixAge: configuration.throttle.maxFixAge,
+            defaultGrant: Authorizer(rules: configuration.authorization).defaultGrant)
+    }
+
+    var socketPath: String { options.socketPath ?? configuration.socket.path }
+
+    func log(_ level: Logger.Level, _ message: @autoclosure () -> String, _ fields: KeyValuePairs<String, String> = [:])
+    {
+        logger.log(level, message(), fields)
+    }
+
+    // MARK: Engine
+
+    /// Feeds one input to the engine and carries out what it decided.
+    func run(_ input: Engine.Input) {
+        perform(engine.handle(input, at: SystemClock.monotonicNow()))
+    }
+
+    func perform(_ outputs: [Engine.Output]) {
+        var dropped: [(SubscriberID, String)] = []
+        for output in outputs {
+            switch output {
+            case .send(let ids, let event):
+                // Encoded once, shared by every recipient's queue.
+                let bytes = ServerEncoder.event(event)
+                let stream = Daemon.stream(of: event)
+                for id in ids {
+                    guard let client = clients[id] else { continue }
+                    if let reason = deliver(bytes, stream: stream, to: client) { dropped.append((id, reason)) }
+                }
+                if case .didUpdateLocation = event { counters.deliveries += UInt64(ids.count) }
+            case .reply(let subscriber, let token, let result):
+                guard let request = pendingRequests.removeValue(forKey: token),
+                    let client = clients[subscriber], request.client == subscriber
+                else { continue }
+                if let reason = deliver(ServerEncoder.reply(id: request.id, result), to: client) {
+                    dropped.append((subscriber, reason))
+                }
+            case .watch(let enabled):
+                source?.setWatch(enabled)
+            case .armTimer(let deadline):
+                arm(deadline)
+            case .persist:
+                persistState()
+            }
+        }
+        for (id, reason) in dropped { drop(id, reason: reason) }
+        updateServiceStatus()
+    }
+
+    /// The coalescing stream of a location event: a newer one replaces an
+    /// unsent older one of the same stream in a slow client's queue.
+    static func stream(of event: Engine.Event) -> OutboundQueue.StreamKey? {
+        switch event {
+        case .didUpdateLocation(_, let interval): interval == nil ? 1 : 0
+        case .change(let keyPath, _, _) where keyPath.isLocation: keyPath.description.hashValue | 2
+        default: nil
+        }
+    }
+
+    /// Queues bytes for a client and writes what the socket takes now.
+    /// Returns why the client must be dropped, if it must.
+    func deliver(_ bytes: [UInt8], stream: OutboundQueue.StreamKey? = nil, to client: ClientConnection) -> String? {
+        guard !client.isClosed else { return nil }
+        if client.queue.enqueue(bytes, stream: stream) { counters.eventsCoalesced += 1 }
+        switch client.flush() {
+        case .drained:
+            client.stopWaitingForWritable()
+        case .blocked:
+            if client.queue.queuedBytes > configuration.socket.clientHardLimit {
+                return "slow reader: \(client.queue.queuedBytes) bytes queued, "
+                    + "over the limit of \(configuration.socket.clientHardLimit)"
+            }
+            let id = client.id
+            client.waitForWritable(queue: queue) { [weak self] in
+                self?.assumeIsolated { $0.clientWritable(id) }
+            }
+        case .failed(let error):
+            return "write failed: \(error)"
+        }
+        return nil
+    }
+
+    func clientWritable(_ id: SubscriberID) {
+        guard let client = clients[id] else { return }
+        switch client.flush() {
+        case .drained: client.stopWaitingForWritable()
+        case .blocked: break
+        case .failed(let error): drop(id, reason: "write failed: \(error)")
+        }
+    }
+
+    func arm(_ deadline: Instant?) {
+        guard let deadline else {
+            timer.schedule(deadline: .distantFuture)
+            return
+        }
+        let delay = max(0, deadline.seconds(since: SystemClock.monotonicNow()))
+        timer.schedule(deadline: .now() + .nanoseconds(Int(delay * 1e9)), leeway: .milliseconds(5))
+    }
+}

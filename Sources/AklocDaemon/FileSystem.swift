@@ -26,7 +26,9 @@ enum FileSystem {
         var info = stat()
         try Syscall.retryingOnEINTR { fstat(fd, &info) }
         if isDirectory(info) { throw Errno(rawValue: EISDIR) }
-        guard isRegularFile(info) else { throw Errno.invalidArgument }
+        // A character device is allowed so `--config /dev/null` means "no settings",
+        // as it does for most Unix daemons; reading stays bounded by `limit`.
+        guard isRegularFile(info) || (info.st_mode & S_IFMT) == S_IFCHR else { throw Errno.invalidArgument }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while bytes.count <= limit {

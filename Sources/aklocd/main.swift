@@ -1,1 +1,5 @@
-print("aklocd")
+import AklocDaemon
+import Foundation
+
+DaemonMain.main(
+    arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)

@@ -1,0 +1,90 @@
+import AklocCore
+import AklocSystemd
+import Dispatch
+import Glibc
+
+extension Daemon {
+    /// Serves the socket (systemd's, or one it binds), installs the signal
+    /// handlers and the engine timer, connects to gpsd, then says READY=1.
+    func start(activatedFD: Int32?) throws(SocketError) {
+        let listener: UnixSocket
+        if let activatedFD {
+            listener = UnixSocket.adopt(fd: activatedFD)
+            activatedSocket = true
+        } else {
+            listener = try UnixSocket.listen(path: socketPath, mode: configuration.socket.mode)
+        }
+        self.listener = listener
+        let source = DispatchSource.makeReadSource(fileDescriptor: listener.fd, queue: queue)
+        source.setEventHandler { [weak self] in self?.assumeIsolated { $0.acceptPending() } }
+        source.activate()
+        listenSource = source
+
+        timer.setEventHandler { [weak self] in self?.assumeIsolated { $0.run(.tick) } }
+        timer.schedule(deadline: .distantFuture)
+        timer.activate()
+
+        for (signalNumber, action) in [(SIGTERM, SignalAction.stop), (SIGINT, .stop), (SIGHUP, .reload)] {
+            signal(signalNumber, SIG_IGN)
+            let signalSource = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+            signalSource.setEventHandler { [weak self] in self?.assumeIsolated { $0.received(action) } }
+            signalSource.activate()
+            signalSources.append(signalSource)
+        }
+        signal(SIGPIPE, SIG_IGN)
+
+        startSessionMonitor()
+        startSource()
+        log(.notice, "serving \(activatedSocket ? "the socket systemd passed" : socketPath)")
+        serviceReady()
+    }
+
+    enum SignalAction: Sendable {
+        case stop
+        case reload
+    }
+
+    func received(_ action: SignalAction) {
+        switch action {
+        case .stop: stop()
+        case .reload: reload()
+        }
+    }
+
+    func startSessionMonitor() {
+        if !sessions.tracksSessions {
+            log(.notice, "no logind here (/run/systemd/users is missing): every user counts as logged in")
+            return
+        }
+        do {
+            try sessions.start(on: queue) { [weak self] changes in
+                self?.assumeIsolated { daemon in
+                    for change in changes { daemon.run(.sessionChanged(uid: change.uid, active: change.active)) }
+                }
+            }
+        } catch {
+            log(.warning, "cannot watch login sessions (\(error)): whenInUse clients count as active")
+        }
+    }
+
+    /// SIGTERM/SIGINT: clients hear `daemonStopping`, state is flushed, exit 0.
+    func stop() {
+        guard !stopping else { return }
+        stopping = true
+        serviceStopping()
+        log(.notice, "stopping")
+        run(.stopping)
+        persistState()
+        // One last non-blocking flush each: a client that cannot take it now
+        // would only delay the exit that systemd is waiting for.
+        for client in clients.values {
+            _ = client.flush()
+            client.close()
+        }
+        clients.removeAll()
+        source?.stop()
+        listenSource?.cancel()
+        if !activatedSocket { unlink(socketPath) }
+        exit(0)
+    }
+}

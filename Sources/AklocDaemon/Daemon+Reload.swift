@@ -1,0 +1,60 @@
+import AklocCore
+import AklocProtocol
+
+extension Daemon {
+    /// SIGHUP or `reload`: re-reads the config without dropping anyone. A bad
+    /// file is refused with its file:line reason and the running config stays.
+    @discardableResult
+    func reload() -> Result<Void, ProtocolError> {
+        notify { try notifier.reloading() }
+        defer { notify { try notifier.ready() } }
+        let loaded: ConfigParser.Loaded
+        do {
+            loaded = try ConfigParser.load(explicitPath: configPath)
+        } catch {
+            log(.error, "reload refused, keeping the running config: \(error)")
+            return .failure(ProtocolError(.badRequest, "reload refused: \(error)"))
+        }
+        apply(loaded.configuration)
+        log(.notice, "configuration reloaded from \(loaded.path)")
+        return .success(())
+    }
+
+    /// `authorize`: rewrites one rule in the config file atomically, then reloads.
+    func authorize(subject text: String, rule: AklocProtocol.AuthorizationRule) -> Result<Void, ProtocolError> {
+        guard let subject = AuthorizationSubject(text) else {
+            return .failure(ProtocolError(.badRequest, "'\(text)' is not a user name or @group"))
+        }
+        guard let configRule = AuthorizationRule(configValue: rule.rawValue) else {
+            return .failure(ProtocolError(.badRequest, "unknown rule '\(rule.rawValue)'"))
+        }
+        let path = configPath ?? Configuration.defaultPath
+        do {
+            try ConfigWriter.setRule(subject: subject, rule: configRule, inFile: path)
+        } catch {
+            log(.error, "authorize \(subject) = \(configRule.rawValue) failed: \(error)")
+            return .failure(ProtocolError(.unavailable, "cannot update \(path): \(error)"))
+        }
+        log(.notice, "authorization rule set: \(subject) = \(configRule.rawValue) in \(path)")
+        return reload()
+    }
+
+    /// Puts a new configuration in force: the engine's defaults, and every
+    /// live client's authorization re-decided (the engine tells those whose
+    /// status changed, and stops their fixes at once when denied).
+    func apply(_ new: Configuration) {
+        configuration = new
+        authorizer = Authorizer(rules: new.authorization)
+        engine.configuration = Daemon.engineConfiguration(new)
+        users.forget()
+        let decisions = engine.persistentState.authorizationDecisions
+        for client in clients.values.sorted(by: { $0.id < $1.id }) {
+            let identity = users.identity(uid: client.credentials.uid, gid: client.credentials.gid)
+            client.isAdmin = authorizer.isAdmin(identity)
+            let status = authorizer.status(for: identity, decisions: decisions)
+            if status != engine.authorizationStatus(of: client.id) {
+                run(.authorizationChanged(client.id, status))
+            }
+        }
+    }
+}

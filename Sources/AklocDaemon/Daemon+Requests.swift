@@ -1,0 +1,58 @@
+import AklocCore
+import AklocProtocol
+
+extension Daemon {
+    /// One request line: decode, check the right to make it, then answer it
+    /// here (status, reload, authorize) or hand it to the engine.
+    func handle(line: [UInt8], from client: ClientConnection) {
+        let request: ClientRequest
+        switch ClientRequest.decode(line, defaultPolicy: configuration.throttle.policy) {
+        case .success(let decoded):
+            request = decoded
+        case .failure(let error):
+            counters.badRequests += 1
+            if let reason = deliver(ServerEncoder.reply(id: error.id, error: error), to: client) {
+                drop(client.id, reason: reason)
+            }
+            return
+        }
+        switch request.operation {
+        case .engine(let engineRequest):
+            if request.operation.isAdmin, !client.isAdmin { return refuse(request, client) }
+            let token = nextToken
+            nextToken += 1
+            pendingRequests[token] = (client.id, request.id)
+            run(.request(client.id, token, engineRequest))
+        case .status:
+            answer(request, client, ServerEncoder.reply(id: request.id, status: status(for: client)))
+        case .reload:
+            guard client.isAdmin else { return refuse(request, client) }
+            answer(request, client, replyTo(request, reload()))
+        case .authorize(let subject, let rule):
+            guard client.isAdmin else { return refuse(request, client) }
+            answer(request, client, replyTo(request, authorize(subject: subject, rule: rule)))
+        }
+    }
+
+    private func refuse(_ request: ClientRequest, _ client: ClientConnection) {
+        answer(
+            request, client,
+            ServerEncoder.reply(
+                id: request.id,
+                error: ProtocolError(
+                    .forbidden,
+                    "\(request.operation.name) needs root or membership of the \(configuration.authorization.adminGroup) group"
+                )))
+    }
+
+    private func replyTo(_ request: ClientRequest, _ result: Result<Void, ProtocolError>) -> [UInt8] {
+        switch result {
+        case .success: ServerEncoder.replyDone(id: request.id)
+        case .failure(let error): ServerEncoder.reply(id: request.id, error: error)
+        }
+    }
+
+    private func answer(_ request: ClientRequest, _ client: ClientConnection, _ bytes: [UInt8]) {
+        if let reason = deliver(bytes, to: client) { drop(client.id, reason: reason) }
+    }
+}

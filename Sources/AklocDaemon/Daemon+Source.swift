@@ -1,0 +1,56 @@
+import AklocCore
+import AklocGPSD
+import AklocSystemd
+
+extension Daemon {
+    /// Connects to gpsd; the source reconnects by itself from then on.
+    func startSource() {
+        let endpoint: GPSDEndpoint
+        if let text = options.gpsd {
+            // Validated by `DaemonMain` before the daemon starts.
+            endpoint = (try? GPSDEndpoint(parsing: text)) ?? GPSDEndpoint()
+        } else {
+            endpoint = GPSDEndpoint(host: configuration.gpsd.host, port: configuration.gpsd.port)
+        }
+        let logger = logger
+        let source = GPSDSource(
+            endpoint: endpoint, device: configuration.gpsd.device, queue: queue,
+            log: { level, message in logger.log(Logger.Level(level), message, ["AKLOC_SOURCE": endpoint.sourceName]) })
+        source.onEvent = { [weak self] event in
+            self?.assumeIsolated { $0.sourceEvent(event) }
+        }
+        self.source = source
+        source.setWatch(engine.snapshot.watching)
+        source.start()
+    }
+
+    func sourceEvent(_ event: GPSDSource.Event) {
+        switch event {
+        case .fix(let location):
+            counters.fixesReceived += 1
+            run(.fix(location))
+        case .noFix(let device):
+            run(.noFix(device: device))
+        case .connected(let name):
+            log(.notice, "connected to \(name)", ["AKLOC_SOURCE": name])
+            run(.sourceConnected(name: name))
+        case .disconnected(let reason):
+            counters.sourceDisconnects += 1
+            // The source has logged why; this records what clients are told.
+            log(.info, "clients told the source is gone (\(reason))", ["AKLOC_SOURCE": source?.status.name ?? ""])
+            run(.sourceDisconnected)
+        }
+    }
+}
+
+extension Logger.Level {
+    init(_ level: GPSDSource.LogLevel) {
+        switch level {
+        case .debug: self = .debug
+        case .info: self = .info
+        case .notice: self = .notice
+        case .warning: self = .warning
+        case .error: self = .error
+        }
+    }
+}
