@@ -25,7 +25,11 @@ extension Engine {
     mutating func handleRequest(
         _ request: Request, from id: SubscriberID, _ token: RequestToken, at now: Instant, _ step: inout Step
     ) {
-        guard let index = index(of: id) else { return }
+        guard let index = index(of: id) else {
+            // The shell only forwards requests of live connections; answer anyway so nothing waits forever.
+            step.reply = .reply(id, token, .failure(EngineError(.badRequest, "subscriber \(id) is not connected")))
+            return
+        }
         let before = summary(at: index)
         let result = perform(request, index: index, at: now, &step)
         step.reply = .reply(id, token, result)
