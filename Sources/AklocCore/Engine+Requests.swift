@@ -128,7 +128,7 @@ extension Engine {
             return .success(.done)
 
         case .requestAuthorization(let type):
-            return .success(.authorization(requestAuthorization(type, index: index, &step)))
+            return .success(.authorization(requestAuthorization(type, index: index, at: now, &step)))
 
         case .configure(let policy):
             do {
