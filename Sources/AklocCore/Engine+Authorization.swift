@@ -32,7 +32,7 @@ extension Engine {
     }
 
     mutating func requestAuthorization(
-        _ type: AuthorizationRequestType, index: Int, _ step: inout Step
+        _ type: AuthorizationRequestType, index: Int, at now: Instant, _ step: inout Step
     ) -> AuthorizationStatus {
         let current = subscribers[index].authorization
         guard current == .notDetermined else { return current }
@@ -55,6 +55,13 @@ extension Engine {
             step.events.append(.send(told, .didGetNotification(plain)))
         }
         emitAuthorizationChanges(told, old: .notDetermined, new: status, &step)
+        if !paused {
+            for id in told {
+                if let other = self.index(of: id), subscribers[other].receivesLocations {
+                    resumeStreams(index: other, at: now, &step)
+                }
+            }
+        }
         aggregatesDirty = true
         return status
     }

@@ -1,5 +1,5 @@
-// Subscriber requests. Each answers with exactly one reply, emitted after the
-// events the request caused.
+// Subscriber requests. Each gets exactly one reply, after the events it caused
+// (a parked requestLocation gets it later, from a fix, a tick or a pause).
 
 extension Engine {
     /// The longest `requestLocation` timeout accepted, in seconds.
@@ -25,22 +25,23 @@ extension Engine {
     mutating func handleRequest(
         _ request: Request, from id: SubscriberID, _ token: RequestToken, at now: Instant, _ step: inout Step
     ) {
-        guard let index = index(of: id) else { return }
+        guard let index = index(of: id) else {
+            // The shell only forwards requests of live connections; answer anyway so nothing waits forever.
+            step.reply = .reply(id, token, .failure(EngineError(.badRequest, "subscriber \(id) is not connected")))
+            return
+        }
         let before = summary(at: index)
-        let result = perform(request, index: index, at: now, &step)
-        step.reply = .reply(id, token, result)
-        // A pending requestLocation needs its token, known only here.
-        if case .requestLocation(let timeout) = request, case .success(.done) = result {
-            step.reply = nil
-            subscribers[index].pending.append(.init(token: token, deadline: now.advanced(bySeconds: timeout)))
+        if let result = perform(request, index: index, token: token, at: now, &step) {
+            step.reply = .reply(id, token, result)
         }
         if aggregatesDirty { return }
         noteChange(at: index, from: before)
     }
 
+    /// Carries out one request; nil when the reply comes later (a parked `requestLocation`).
     private mutating func perform(
-        _ request: Request, index: Int, at now: Instant, _ step: inout Step
-    ) -> Result<Reply, EngineError> {
+        _ request: Request, index: Int, token: RequestToken, at now: Instant, _ step: inout Step
+    ) -> Result<Reply, EngineError>? {
         let id = subscribers[index].id
         switch request {
         case .startUpdatingLocation(let requested, let everyEpoch):
@@ -120,11 +121,11 @@ extension Engine {
                 counters.deliveries += 1
                 return .success(.location(lastFix))
             }
-            // `.done` tells handleRequest to park the request with its token.
-            return .success(.done)
+            subscribers[index].pending.append(.init(token: token, deadline: now.advanced(bySeconds: timeout)))
+            return nil
 
         case .requestAuthorization(let type):
-            return .success(.authorization(requestAuthorization(type, index: index, &step)))
+            return .success(.authorization(requestAuthorization(type, index: index, at: now, &step)))
 
         case .configure(let policy):
             do {

@@ -16,6 +16,24 @@ extension Engine {
         /// Whether the engine currently wants the gpsd watch open.
         public var watching: Bool
         public var counters: Counters
+
+        /// For the shell's own tests of how it renders a status.
+        public init(
+            state: ServiceState, paused: Bool = false, source: String? = nil, lastFix: Location? = nil,
+            lastFixAt: Instant? = nil, clients: Int = 0, updating: Int = 0, observing: Int = 0,
+            watching: Bool = false, counters: Counters = Counters()
+        ) {
+            self.state = state
+            self.paused = paused
+            self.source = source
+            self.lastFix = lastFix
+            self.lastFixAt = lastFixAt
+            self.clients = clients
+            self.updating = updating
+            self.observing = observing
+            self.watching = watching
+            self.counters = counters
+        }
     }
 
     public var snapshot: Snapshot {

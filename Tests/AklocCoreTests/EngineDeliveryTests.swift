@@ -239,3 +239,9 @@ import Testing
         #expect(first[3] == .armTimer(nil))
     }
 }
+
+@Test func requestsFromUnknownSubscribersAreAnswered() {
+    var harness = Harness()
+    let outputs = harness.request(77, .get(KeyPath(.state)))
+    #expect(outputs.replies(for: 77).first?.errorCode == .badRequest)
+}

@@ -133,3 +133,35 @@ import Testing
         #expect(harness.engine.snapshot.clients == 2)
     }
 }
+
+@Suite struct EngineLifecycleRequestTests {
+    @Test func aBackgroundRequestWaitsForTheSession() {
+        var harness = Harness()
+        harness.send(.sourceConnected(name: "gpsd"))
+        harness.connect(1, uid: 1000, .authorizedWhenInUse, active: false)
+        harness.at(0, .fix(fix(second: 0)))
+        #expect(harness.at(0.5, .request(1, 5, .requestLocation(timeout: 30))).replies(for: 1).isEmpty)
+        #expect(harness.at(1, .fix(fix(second: 1))).replies(for: 1).isEmpty)
+        let active = harness.at(1.5, .sessionChanged(uid: 1000, active: true))
+        #expect(active.replies(for: 1) == [.success(.location(fix(second: 1)))])
+        #expect(active.notifications(for: 1) == [.appActive])
+        #expect(harness.armed == nil)
+    }
+
+    @Test func aReloadToNotDeterminedHasNoNotificationButGatesLocations() {
+        var harness = Harness()
+        harness.send(.sourceConnected(name: "gpsd"))
+        harness.connect(1, .authorizedAlways)
+        harness.start(1)
+        let reset = harness.at(1, .authorizationChanged(1, .notDetermined))
+        #expect(reset.notifications(for: 1).isEmpty)
+        #expect(reset.watchChanges == [false])
+        #expect(harness.at(2, .fix(fix(second: 2))).events(for: 1).isEmpty)
+        // It may ask again, and the configured default answers.
+        let asked = harness.request(1, .requestAuthorization(.always))
+        #expect(asked.notifications(for: 1) == [.userAuthorizedWhenInUse, .authorizedWhenInUse])
+        #expect(asked.watchChanges == [true])
+        // Its unfinished first-fix loop started over, and found the fresh fix.
+        #expect(asked.events(for: 1).contains(.didGetFirstLocation(fix(second: 2))))
+    }
+}
