@@ -1,0 +1,96 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The real `aklocd` binary on a private socket, state directory and config
+/// in a temporary folder, for integration tests. Stopped by PID and the folder
+/// removed by `stop()` (and at deinit).
+public final class DaemonProcess: @unchecked Sendable {
+    public let directory: URL
+    public let socketPath: String
+    public let stateDirectory: String
+    public let configPath: String
+    public private(set) var process: TestProcess
+    private let arguments: [String]
+    private let environment: [String: String]
+
+    /// Starts aklocd reading gpsd at `gpsdPort` with `config` as its config
+    /// file text, and waits (bounded) until its socket accepts connections.
+    public init(
+        gpsdPort: UInt16, config: String = "", extraArguments: [String] = [], environment: [String: String] = [:],
+        waitForSocket: Bool = true
+    ) throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("akloc-daemon-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // World-traversable, so clients running as other users can reach the socket.
+        chmod(directory.path, 0o755)
+        socketPath = directory.appendingPathComponent("akloc.sock").path
+        stateDirectory = directory.appendingPathComponent("state").path
+        configPath = directory.appendingPathComponent("akloc.conf").path
+        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+        arguments =
+            [
+                "--socket", socketPath, "--gpsd", "127.0.0.1:\(gpsdPort)", "--state-dir", stateDirectory,
+                "--config", configPath, "--log-level", "debug",
+            ] + extraArguments
+        self.environment = environment
+        process = try TestProcess(Binaries.aklocd, arguments, environment: environment)
+        if waitForSocket { try waitUntilServing() }
+    }
+
+    deinit { stop() }
+
+    /// Waits until a connection to the socket succeeds (the daemon is serving).
+    public func waitUntilServing(timeout: Double = 15) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let client = try? SocketClient(path: socketPath) {
+                _ = try? client.readLine(timeout: 5)
+                return
+            }
+            guard process.isRunning else {
+                throw SocketClient.Failure("aklocd exited with \(process.exitCode ?? -1): \(process.stderr())")
+            }
+            usleep(10_000)
+        }
+        throw SocketClient.Failure("aklocd did not serve \(socketPath) within \(timeout) s: \(process.stderr())")
+    }
+
+    /// A new client, past its `hello` (returned).
+    public func connect() throws -> (SocketClient, hello: [String: Any]) {
+        let client = try SocketClient.connect(path: socketPath)
+        return (client, try client.readMessage())
+    }
+
+    /// Starts the same daemon again (same socket, state and config), e.g. after a kill.
+    public func restart() throws {
+        process.kill()
+        process = try TestProcess(Binaries.aklocd, arguments, environment: environment)
+        try waitUntilServing()
+    }
+
+    /// SIGTERM and wait for the exit code (nil if it did not exit within `timeout`).
+    public func terminate(timeout: Double = 10) -> Int32? {
+        process.signal(SIGTERM)
+        return process.waitForExit(timeout: timeout)
+    }
+
+    /// Resident memory of the daemon in KiB, from /proc.
+    public var residentKiB: Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.pid)/status", encoding: .utf8) else {
+            return nil
+        }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        }
+        return nil
+    }
+
+    public func stop() {
+        process.kill()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
