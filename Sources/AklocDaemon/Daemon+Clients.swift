@@ -35,6 +35,7 @@ extension Daemon {
             self?.assumeIsolated { $0.clientReadable(id) }
         }
         clients[id] = client
+        clientsPerUID[credentials.uid, default: 0] += 1
         log(
             .debug, "client \(id) connected",
             ["AKLOC_CLIENT_UID": "\(credentials.uid)", "AKLOC_CLIENT_PID": "\(credentials.pid)"])
@@ -105,6 +106,13 @@ extension Daemon {
         pendingRequests = pendingRequests.filter { $0.value.client != id }
         if let reason {
             log(.info, "client \(id) disconnected: \(reason)", ["AKLOC_CLIENT_UID": "\(client.credentials.uid)"])
+        }
+        let uid = client.credentials.uid
+        clientsPerUID[uid, default: 1] -= 1
+        if clientsPerUID[uid] == 0 {
+            // The uid's last client is gone: stop watching its login sessions.
+            clientsPerUID[uid] = nil
+            sessions.forget(uid: uid)
         }
         run(.disconnect(id))
     }

@@ -16,6 +16,7 @@ actor Daemon {
 
     var engine: Engine
     var clients: [SubscriberID: ClientConnection] = [:]
+    var clientsPerUID: [UInt32: Int] = [:]
     var nextSubscriberID: SubscriberID = 1
     var nextToken: RequestToken = 1
     /// Requests the engine has not answered yet: who asked, with which wire id.
