@@ -44,8 +44,8 @@ public final class GPSDSource {
     }
 
     /// How long a connected peer may take to send VERSION before it is
-    /// considered not to be gpsd.
-    public static let handshakeTimeout = 5.0
+    /// considered not to be gpsd (gpsd sends it at once on accept).
+    public let handshakeTimeout: Double
     /// Lines handled per wake-up before yielding the queue to other work.
     static let linesPerWakeup = 256
 
@@ -80,7 +80,8 @@ public final class GPSDSource {
         clock: @escaping () -> Instant = SystemClock.monotonicNow,
         wallClock: @escaping () -> FixTime = SystemClock.wallNow,
         random: @escaping () -> Double = { Double.random(in: 0..<1) },
-        backoff: Backoff = Backoff()
+        backoff: Backoff = Backoff(),
+        handshakeTimeout: Double = 5
     ) {
         self.endpoint = endpoint
         self.queue = queue
@@ -89,6 +90,7 @@ public final class GPSDSource {
         self.wallClock = wallClock
         self.random = random
         self.backoff = backoff
+        self.handshakeTimeout = handshakeTimeout
         self.selector = DeviceSelector(pinnedDevice: device)
         self.status = Status(
             connected: false, name: endpoint.sourceName, watching: false, reconnectAttempts: 0,
@@ -175,10 +177,10 @@ public final class GPSDSource {
         read.resume()
         drain.resume()
 
-        armTimer(after: GPSDSource.handshakeTimeout) { [weak self] in
+        armTimer(after: handshakeTimeout) { [weak self] in
             guard let self, self.generation == current, !self.status.connected else { return }
             self.fail(
-                GPSDError(.handshakeTimeout, "no VERSION from \(self.endpoint) within \(GPSDSource.handshakeTimeout) s")
+                GPSDError(.handshakeTimeout, "no VERSION from \(self.endpoint) within \(self.handshakeTimeout) s")
             )
         }
         if status.watching {

@@ -207,3 +207,35 @@ final class FakeGPSD: @unchecked Sendable {
         }
     }
 }
+
+extension FakeGPSD {
+    /// A bound, listening loopback socket that never accepts.
+    final class MuteListener {
+        let fd: Int32
+        let port: UInt16
+
+        init() throws {
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let socketFD = fd
+            let ok = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                    bind(socketFD, generic, length) == 0 && listen(socketFD, 16) == 0
+                        && getsockname(socketFD, generic, &length) == 0
+                }
+            }
+            guard ok else {
+                Glibc.close(fd)
+                throw POSIXError(.EADDRINUSE)
+            }
+            port = UInt16(bigEndian: address.sin_port)
+        }
+
+        func close() {
+            Glibc.close(fd)
+        }
+    }
+}

@@ -110,4 +110,19 @@ import Testing
         #expect(harness.status?.watching == false)
         #expect(harness.status?.connected == true)
     }
+
+    @Test func aPeerThatNeverSendsVersionTimesOut() throws {
+        // A listening socket that never accepts: the kernel completes the
+        // TCP handshake, so the client connects, but no VERSION ever comes.
+        let mute = try FakeGPSD.MuteListener()
+        defer { mute.close() }
+        let harness = SourceHarness(
+            endpoint: GPSDEndpoint(port: mute.port), backoff: Self.quickBackoff, handshakeTimeout: 0.2)
+        defer { harness.stop() }
+        harness.start()
+        #expect(harness.wait(for: 1, timeout: 10) { $0.isDisconnected })
+        #expect(harness.waitForStatus(timeout: 10) { $0.reconnectAttempts >= 2 })
+        #expect(harness.status?.lastError?.code == .handshakeTimeout)
+        #expect(harness.connectionEvents == ["disconnected"])
+    }
 }

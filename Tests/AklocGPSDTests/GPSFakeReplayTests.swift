@@ -182,8 +182,12 @@ struct GPSFakeReplayTests {
         #expect(harness.wait(for: 1, timeout: 15) { $0.isDisconnected })
 
         let name = URL(fileURLWithPath: log).lastPathComponent
-        let reference = Self.referenceEpochs(pipe.tpvs())
+        let tpvs = pipe.tpvs()
+        let reference = Self.referenceEpochs(tpvs)
         let fixes = harness.fixes
+        if tpvs.contains(where: { ($0["mode"] as? Int ?? 0) < 2 }) {
+            #expect(harness.noFixCount > 0, "\(name): gpspipe saw no-fix TPVs, GPSDSource reported none")
+        }
         #expect(harness.connectionEvents.first == "connected", "\(name): the source never connected")
         #expect(fixes.count == reference.count, "\(name): GPSDSource \(fixes.count) epochs, gpspipe \(reference.count)")
         for (index, (fix, epoch)) in zip(fixes, reference).enumerated() {
