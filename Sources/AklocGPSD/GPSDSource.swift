@@ -311,3 +311,16 @@ public final class GPSDSource {
         }
     }
 }
+
+extension GPSDSource.Event {
+    /// The engine input this event stands for (DESIGN §1), so the daemon's
+    /// wiring is `engine.handle(event.engineInput, at: now)`.
+    public var engineInput: Engine.Input {
+        switch self {
+        case .connected(let name): return .sourceConnected(name: name)
+        case .disconnected: return .sourceDisconnected
+        case .fix(let location): return .fix(location)
+        case .noFix(let device): return .noFix(device: device)
+        }
+    }
+}
