@@ -119,6 +119,8 @@ public final class GPSDSource {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !started else { return }
         started = true
+        backoff.reset()
+        status.reconnectAttempts = 0
         connect()
     }
 

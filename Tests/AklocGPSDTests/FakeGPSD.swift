@@ -16,6 +16,8 @@ final class FakeGPSD: @unchecked Sendable {
     enum Step {
         case send([UInt8])
         case pause(Double)
+        /// Blocks this connection's script until the test calls `release()`.
+        case waitForRelease
     }
 
     static let version =
@@ -39,6 +41,8 @@ final class FakeGPSD: @unchecked Sendable {
     private let done = DispatchGroup()
     private let textCondition = NSCondition()
     private var received: [UInt8] = []
+    private var closed = 0
+    private let releases = DispatchSemaphore(value: 0)
 
     init(scripts: [[Step]], port requested: UInt16 = 0) throws {
         self.scripts = scripts
@@ -93,6 +97,22 @@ final class FakeGPSD: @unchecked Sendable {
         return true
     }
 
+    /// Lets a script waiting at `.waitForRelease` go on.
+    func release() {
+        releases.signal()
+    }
+
+    /// Waits until the server has closed `count` connections, bounded.
+    func waitForClosedConnections(_ count: Int, timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        textCondition.lock()
+        defer { textCondition.unlock() }
+        while closed < count {
+            if !textCondition.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
     private func record(_ bytes: ArraySlice<UInt8>) {
         textCondition.lock()
         received += bytes
@@ -108,6 +128,7 @@ final class FakeGPSD: @unchecked Sendable {
         let connections = openConnections
         lock.unlock()
         guard !wasStopped else { return }
+        releases.signal()
         shutdown(listener, Int32(SHUT_RDWR))
         for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
         _ = done.wait(timeout: .now() + 10)
@@ -140,6 +161,10 @@ final class FakeGPSD: @unchecked Sendable {
             openConnections.removeAll { $0 == fd }
             lock.unlock()
             close(fd)
+            textCondition.lock()
+            closed += 1
+            textCondition.broadcast()
+            textCondition.unlock()
         }
         guard write(fd, FakeGPSD.version), awaitWatch(fd) else { return }
         guard let script else {
@@ -151,6 +176,7 @@ final class FakeGPSD: @unchecked Sendable {
             switch step {
             case .send(let bytes): if !write(fd, bytes) { return }
             case .pause(let seconds): usleep(useconds_t(seconds * 1e6))
+            case .waitForRelease: _ = releases.wait(timeout: .now() + 30)
             }
         }
         if isLast {

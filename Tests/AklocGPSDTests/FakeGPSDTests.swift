@@ -125,4 +125,24 @@ import Testing
         #expect(harness.status?.lastError?.code == .handshakeTimeout)
         #expect(harness.connectionEvents == ["disconnected"])
     }
+
+    /// libgps sends ?WATCH with write(2): on a socket gpsd has closed, that
+    /// raises SIGPIPE, whose default action would kill the daemon.
+    @Test func watchingAfterGpsdClosedDoesNotRaiseSIGPIPE() throws {
+        let server = try FakeGPSD(scripts: [[.send(Self.tpv(1)), .waitForRelease], []])
+        defer { server.stop() }
+        let harness = SourceHarness(endpoint: GPSDEndpoint(port: server.port), backoff: Self.quickBackoff)
+        defer { harness.stop() }
+        harness.start()
+        #expect(harness.wait(for: 1, timeout: 10) { $0.isFix })
+        harness.onQueue { source in
+            // The queue is held, so the source cannot see the EOF first.
+            server.release()
+            #expect(server.waitForClosedConnections(1, timeout: 10))
+            for enabled in [false, true, false, true] { source.setWatch(enabled) }
+        }
+        #expect(harness.wait(for: 1, timeout: 10) { $0.isDisconnected })
+        #expect(harness.wait(for: 2, timeout: 10) { $0.isConnected })
+        #expect(harness.logs.contains { $0.contains("streamFailed") })
+    }
 }

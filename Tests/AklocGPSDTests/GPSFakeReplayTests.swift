@@ -15,9 +15,7 @@ struct GPSFakeReplayTests {
         "bu303-nofix", "garmin-10x", "haicom-305N", "humminbird-M37", "motorola-t805", "navisys-gr701w",
     ]
 
-    static func bundled(_ name: String) -> String {
-        GPSFake.bundledLogDirectory.appendingPathComponent("\(name).log").path
-    }
+    static func bundled(_ name: String) -> String { GPSFake.bundledLog(name) }
 
     /// Fails (instead of running into a confusing error) when the tools are required but missing.
     static func requireTools() -> Bool {

@@ -45,6 +45,13 @@ final class SourceHarness: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` on the source's queue with the source, blocking that queue meanwhile.
+    func onQueue(_ body: (GPSDSource) -> Void) {
+        queue.sync {
+            if let source { body(source) }
+        }
+    }
+
     func setWatch(_ enabled: Bool) {
         queue.sync { source?.setWatch(enabled) }
     }
