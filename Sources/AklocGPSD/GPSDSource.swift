@@ -11,6 +11,15 @@ import Dispatch
 /// timers are `DispatchSourceTimer`s on the same queue, so nothing blocks the
 /// loop except `gps_open`'s TCP connect (short on loopback). The type is not
 /// Sendable: keep it in the daemon's queue-bound state.
+///
+/// Wiring, all on the daemon's queue:
+///
+///     let source = GPSDSource(endpoint: try GPSDEndpoint(parsing: "127.0.0.1:2947"),
+///                             device: config.device, queue: queue, log: logger)
+///     source.onEvent = { event in perform(engine.handle(event.engineInput, at: SystemClock.monotonicNow())) }
+///     source.start()
+///     // on the engine's `.watch(on)` output:
+///     source.setWatch(on)
 public final class GPSDSource {
     public enum Event: Hashable, Sendable {
         /// gpsd answered with its VERSION banner; `name` is e.g. "gpsd://127.0.0.1:2947".
