@@ -16,6 +16,8 @@ final class FakeGPSD: @unchecked Sendable {
     enum Step {
         case send([UInt8])
         case pause(Double)
+        /// Blocks this connection's script until the test calls `release()`.
+        case waitForRelease
     }
 
     static let version =
@@ -39,6 +41,8 @@ final class FakeGPSD: @unchecked Sendable {
     private let done = DispatchGroup()
     private let textCondition = NSCondition()
     private var received: [UInt8] = []
+    private var closed = 0
+    private let releases = DispatchSemaphore(value: 0)
 
     init(scripts: [[Step]], port requested: UInt16 = 0) throws {
         self.scripts = scripts
@@ -93,6 +97,22 @@ final class FakeGPSD: @unchecked Sendable {
         return true
     }
 
+    /// Lets a script waiting at `.waitForRelease` go on.
+    func release() {
+        releases.signal()
+    }
+
+    /// Waits until the server has closed `count` connections, bounded.
+    func waitForClosedConnections(_ count: Int, timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        textCondition.lock()
+        defer { textCondition.unlock() }
+        while closed < count {
+            if !textCondition.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
     private func record(_ bytes: ArraySlice<UInt8>) {
         textCondition.lock()
         received += bytes
@@ -108,6 +128,7 @@ final class FakeGPSD: @unchecked Sendable {
         let connections = openConnections
         lock.unlock()
         guard !wasStopped else { return }
+        releases.signal()
         shutdown(listener, Int32(SHUT_RDWR))
         for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
         _ = done.wait(timeout: .now() + 10)
@@ -140,6 +161,10 @@ final class FakeGPSD: @unchecked Sendable {
             openConnections.removeAll { $0 == fd }
             lock.unlock()
             close(fd)
+            textCondition.lock()
+            closed += 1
+            textCondition.broadcast()
+            textCondition.unlock()
         }
         guard write(fd, FakeGPSD.version), awaitWatch(fd) else { return }
         guard let script else {
@@ -151,6 +176,7 @@ final class FakeGPSD: @unchecked Sendable {
             switch step {
             case .send(let bytes): if !write(fd, bytes) { return }
             case .pause(let seconds): usleep(useconds_t(seconds * 1e6))
+            case .waitForRelease: _ = releases.wait(timeout: .now() + 30)
             }
         }
         if isLast {
@@ -204,6 +230,38 @@ final class FakeGPSD: @unchecked Sendable {
             let count = recv(fd, &buffer, buffer.count, 0)
             if count <= 0 { return }
             record(buffer[0..<count])
+        }
+    }
+}
+
+extension FakeGPSD {
+    /// A bound, listening loopback socket that never accepts.
+    final class MuteListener {
+        let fd: Int32
+        let port: UInt16
+
+        init() throws {
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let socketFD = fd
+            let ok = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                    bind(socketFD, generic, length) == 0 && listen(socketFD, 16) == 0
+                        && getsockname(socketFD, generic, &length) == 0
+                }
+            }
+            guard ok else {
+                Glibc.close(fd)
+                throw POSIXError(.EADDRINUSE)
+            }
+            port = UInt16(bigEndian: address.sin_port)
+        }
+
+        func close() {
+            Glibc.close(fd)
         }
     }
 }
