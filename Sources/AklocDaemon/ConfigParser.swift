@@ -157,9 +157,6 @@ public enum ConfigParser {
                     expected: "an absolute socket path of at most 107 bytes", maximumBytes: 107)
             case ("socket", "mode"):
                 configuration.socket.mode = try field.octalMode()
-            case ("socket", "client-queue-limit"):
-                configuration.socket.clientQueueLimit = try field.integer(
-                    in: 1...1_000_000, expected: "a whole number of events 1-1000000")
             case ("socket", "client-hard-limit"):
                 configuration.socket.clientHardLimit = try field.size(
                     in: 65536...(1 << 30),
@@ -177,7 +174,7 @@ public enum ConfigParser {
                 "update-speed", "min-interval", "max-interval", "distance-filter", "desired-accuracy",
                 "first-location-attempts", "max-fix-age",
             ],
-            "socket": ["path", "mode", "client-queue-limit", "client-hard-limit"],
+            "socket": ["path", "mode", "client-hard-limit"],
         ]
 
         func checkIntervals() throws(ConfigError) {

@@ -42,7 +42,6 @@ private func failure(_ bytes: [UInt8]) -> ConfigError? {
         #expect(configuration.authorization.rules.isEmpty)
         #expect(configuration.socket.path == "/run/akloc/akloc.sock")
         #expect(configuration.socket.mode == 0o666)
-        #expect(configuration.socket.clientQueueLimit == 256)
         #expect(configuration.socket.clientHardLimit == 1 << 20)
     }
 
@@ -77,7 +76,6 @@ private func failure(_ bytes: [UInt8]) -> ConfigError? {
             [socket]
             path = /run/akloc-test/akloc.sock
             mode = 0660
-            client-queue-limit = 32
             client-hard-limit = 4M
             """)
         #expect(configuration.gpsd.host == "gps.example.org")
@@ -99,7 +97,6 @@ private func failure(_ bytes: [UInt8]) -> ConfigError? {
             ])
         #expect(configuration.socket.path == "/run/akloc-test/akloc.sock")
         #expect(configuration.socket.mode == 0o660)
-        #expect(configuration.socket.clientQueueLimit == 32)
         #expect(configuration.socket.clientHardLimit == 4 << 20)
     }
 
@@ -153,8 +150,7 @@ private func failure(_ bytes: [UInt8]) -> ConfigError? {
         ("[authorization]\nalice = allow", "alice"), ("[authorization]\n@staff = ", "@staff"),
         ("[socket]\npath = relative.sock", "path"), ("[socket]\npath = /" + String(repeating: "a", count: 107), "path"),
         ("[socket]\nmode = 0888", "mode"), ("[socket]\nmode = rw", "mode"), ("[socket]\nmode = 1777", "mode"),
-        ("[socket]\nmode = 66", "mode"), ("[socket]\nclient-queue-limit = 0", "client-queue-limit"),
-        ("[socket]\nclient-queue-limit = many", "client-queue-limit"),
+        ("[socket]\nmode = 66", "mode"), ("[socket]\nclient-queue-limit = 32", "client-queue-limit"),
         ("[socket]\nclient-hard-limit = 1K", "client-hard-limit"),
         ("[socket]\nclient-hard-limit = 2G", "client-hard-limit"),
         ("[socket]\nclient-hard-limit = 1T", "client-hard-limit"),
