@@ -148,7 +148,7 @@ public enum ServerEncoder {
             writer.raw(",\"longitude\":")
             writer.number(longitude)
             writer.byte(UInt8(ascii: "}"))
-        case .time(let time): writer.string(time.iso8601)
+        case .time(let time): writer.time(time)
         }
     }
 
@@ -178,11 +178,11 @@ public enum ServerEncoder {
         writer.string(location.mode.rawValue)
         if let timestamp = location.timestamp {
             writer.raw(",\"timestamp\":")
-            writer.string(timestamp.iso8601)
+            writer.time(timestamp)
         }
         if let receivedAt = location.receivedAt {
             writer.raw(",\"receivedAt\":")
-            writer.string(receivedAt.iso8601)
+            writer.time(receivedAt)
         }
         if let device = location.device {
             writer.raw(",\"device\":")

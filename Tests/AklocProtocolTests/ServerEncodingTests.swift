@@ -279,3 +279,25 @@ let minimalLocation = Location(latitude: -33.9, longitude: 151.2, mode: .twoD)
         #expect(try JSONValue.parse(Array(#"{"a":1,"a":2}"#.utf8)).get() == ["a": 2])
     }
 }
+
+@Suite struct TimeWritingTests {
+    @Test func writerTimeMatchesFixTimeISO8601() {
+        var samples: [FixTime] = [
+            FixTime(secondsSince1970: 0), FixTime(secondsSince1970: -1, nanoseconds: 999_999_999),
+            FixTime(secondsSince1970: 951_782_400), FixTime(secondsSince1970: 1_796_051_351, nanoseconds: 5_000_000),
+            FixTime(secondsSince1970: -62_135_596_800), FixTime(secondsSince1970: 253_402_300_799, nanoseconds: 1),
+            FixTime(secondsSince1970: 253_402_300_800), FixTime(secondsSince1970: -62_135_596_801),
+        ]
+        var seconds: Int64 = -2_208_988_800
+        while seconds < 4_102_444_800 {
+            samples.append(
+                FixTime(secondsSince1970: seconds, nanoseconds: Int32(seconds & 0x3FFF_FFFF % 1_000_000_000)))
+            seconds += 7_777_777
+        }
+        for time in samples {
+            var writer = JSONWriter()
+            writer.time(time)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"\(time.iso8601)\"")
+        }
+    }
+}
