@@ -301,3 +301,28 @@ let minimalLocation = Location(latitude: -33.9, longitude: 151.2, mode: .twoD)
         }
     }
 }
+
+@Suite struct ErrorHelperTests {
+    @Test func lineTooLongAndForbiddenReplies() {
+        #expect(
+            String(decoding: ServerEncoder.reply(error: .lineTooLong()), as: UTF8.self)
+                == #"{"id":null,"ok":false,"error":{"code":"lineTooLong","message":"line longer than 65536 bytes"}}"#
+                + "\n")
+        let forbidden = ProtocolError.forbidden(.engine(.pause), adminGroup: "akloc-admin", id: 11)
+        #expect(
+            String(decoding: ServerEncoder.reply(error: forbidden), as: UTF8.self)
+                == #"{"id":11,"ok":false,"error":{"code":"forbidden","message":"pause needs root or the akloc-admin group"}}"#
+                + "\n")
+    }
+
+    @Test func adminOperations() throws {
+        let admin = ["pause", "resume", "reload", "authorize"]
+        for name in ClientRequest.operationNames {
+            var line = #"{"op":"\#(name)","keyPath":"state","type":"always","policy":{},"subject":"a","status":"deny"}"#
+            if name == "startUpdatingLocation" { line = #"{"op":"startUpdatingLocation"}"# }
+            let request = try ClientRequest.decode(Array(line.utf8)).get()
+            #expect(request.operation.isAdmin == admin.contains(name), "\(name)")
+            #expect(request.operation.name == name)
+        }
+    }
+}
