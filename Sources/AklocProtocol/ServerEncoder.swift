@@ -191,3 +191,21 @@ public enum ServerEncoder {
         writer.byte(UInt8(ascii: "}"))
     }
 }
+
+extension Engine.Event {
+    /// For a slow reader's queue (docs/protocol.md §9): events with the same
+    /// key may replace each other, newest wins; nil means never drop or merge
+    /// (first fixes, errors, notifications). Location updates of the
+    /// throttled stream, of the every-epoch stream, and `change` events of
+    /// each location key path each have their own key.
+    public var coalescingKey: String? {
+        switch self {
+        case .didUpdateLocation(_, let afterTimeInterval):
+            afterTimeInterval == nil ? "didUpdateLocation/epoch" : "didUpdateLocation"
+        case .change(let keyPath, _, _):
+            keyPath.isLocation ? "change/\(keyPath)" : nil
+        case .didGetFirstLocation, .didGetError, .didGetNotification:
+            nil
+        }
+    }
+}

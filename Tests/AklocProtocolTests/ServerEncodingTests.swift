@@ -326,3 +326,19 @@ let minimalLocation = Location(latitude: -33.9, longitude: 151.2, mode: .twoD)
         }
     }
 }
+
+@Suite struct CoalescingTests {
+    @Test func onlyLocationEventsCoalesce() {
+        let location = Location(latitude: 1, longitude: 2)
+        #expect(Engine.Event.didUpdateLocation(location, afterTimeInterval: 5).coalescingKey == "didUpdateLocation")
+        #expect(
+            Engine.Event.didUpdateLocation(location, afterTimeInterval: nil).coalescingKey == "didUpdateLocation/epoch")
+        #expect(
+            Engine.Event.change(keyPath: KeyPath(.myLocation, member: .speed), new: .number(1), old: nil).coalescingKey
+                == "change/myLocation.speed")
+        #expect(Engine.Event.change(keyPath: KeyPath(.state), new: .string("paused"), old: nil).coalescingKey == nil)
+        #expect(Engine.Event.didGetFirstLocation(location).coalescingKey == nil)
+        #expect(Engine.Event.didGetError(.locationManagerCantDetectFirstLocation).coalescingKey == nil)
+        #expect(Engine.Event.didGetNotification(.paused).coalescingKey == nil)
+    }
+}
