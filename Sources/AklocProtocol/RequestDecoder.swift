@@ -142,7 +142,7 @@ extension ClientRequest {
 
     /// A user name or `@group`: 1–64 of `[A-Za-z0-9_.-]` (a trailing `$` is
     /// allowed, as for Samba machine accounts), not starting with `-` or `.`.
-    static func isValidSubject(_ subject: String) -> Bool {
+    public static func isValidSubject(_ subject: String) -> Bool {
         var name = Substring(subject)
         if name.hasPrefix("@") { name = name.dropFirst() }
         if name.hasSuffix("$") { name = name.dropLast() }
@@ -281,8 +281,7 @@ public func decodeWirePolicy(_ value: JSONValue, defaults: ThrottlePolicy = Thro
 extension Double {
     /// `5` rather than `5.0` in messages.
     fileprivate var formatted: String {
-        var writer = JSONWriter(capacity: 24)
-        writer.number(self)
-        return String(decoding: writer.bytes, as: UTF8.self)
+        if self == rounded(), abs(self) < 1e15 { return String(Int64(self)) }
+        return String(self)
     }
 }
