@@ -115,14 +115,10 @@ actor Daemon {
         updateServiceStatus()
     }
 
-    /// The coalescing stream of a location event: a newer one replaces an
-    /// unsent older one of the same stream in a slow client's queue.
+    /// The coalescing stream of an event (docs/protocol.md: slow readers),
+    /// hashed once per output rather than compared as text per recipient.
     static func stream(of event: Engine.Event) -> OutboundQueue.StreamKey? {
-        switch event {
-        case .didUpdateLocation(_, let interval): interval == nil ? 1 : 0
-        case .change(let keyPath, _, _) where keyPath.isLocation: keyPath.description.hashValue | 2
-        default: nil
-        }
+        event.coalescingKey?.hashValue
     }
 
     /// Queues bytes for a client and writes what the socket takes now.
