@@ -36,8 +36,14 @@ build: deps
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Package.swift
 
-test: build lint
+test: build lint fuzz
 	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) -Xswiftc -warnings-as-errors
+
+# libFuzzer over the request decoder and line framer, a fixed number of runs
+# so CI stays bounded; fails on any crash, leak or broken round trip.
+FUZZ_RUNS ?= 50000
+fuzz:
+	fuzz/run.sh $(FUZZ_RUNS)
 
 # The README's first command: a live replay served by aklocd, watched by akloc.
 demo: build

@@ -1,3 +1,4 @@
+import AklocCore
 import AklocProtocol
 
 /// `akloc get KEYPATH`
@@ -22,7 +23,7 @@ struct GetCommand: Command {
     }
 
     func validate() throws(CLIError) {
-        guard parseWireKeyPath(keyPath) != nil else { throw .usage("unknown key path '\(keyPath)'") }
+        guard (try? AklocCore.KeyPath(parsing: keyPath)) != nil else { throw .usage("unknown key path '\(keyPath)'") }
     }
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {

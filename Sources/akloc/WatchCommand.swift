@@ -1,3 +1,4 @@
+import AklocCore
 import AklocProtocol
 import Glibc
 
@@ -48,7 +49,7 @@ struct WatchCommand: Command {
     }
 
     func validate() throws(CLIError) {
-        for keyPath in keyPaths where parseWireKeyPath(keyPath) == nil {
+        for keyPath in keyPaths where (try? AklocCore.KeyPath(parsing: keyPath)) == nil {
             throw .usage("unknown key path '\(keyPath)'")
         }
         if everyEpoch && !keyPaths.isEmpty {
@@ -62,7 +63,7 @@ struct WatchCommand: Command {
                 // Range checks of the protocol; defaults stand in for members left out.
                 var probe = policy
                 if probe["minInterval"] == nil { probe["minInterval"] = .double(0) }
-                if probe["maxInterval"] == nil { probe["maxInterval"] = .double(PolicyLimits.maxInterval) }
+                if probe["maxInterval"] == nil { probe["maxInterval"] = .double(ThrottlePolicy.intervalLimit) }
                 _ = try decodeWirePolicy(.object(probe))
             } catch {
                 throw .usage(error.message.replacingPolicyNames())

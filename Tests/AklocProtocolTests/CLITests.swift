@@ -395,7 +395,7 @@ struct CLITests {
         [String](), ["frob"], ["--frob"], ["status", "extra"], ["status", "--yaml"], ["get"], ["get", "a", "b"],
         ["get", "myLocation.bogus"], ["watch", "nope"], ["watch", "--min"], ["watch", "--min", "x"],
         ["watch", "--min", "-1"], ["watch", "--min", "10", "--max", "5"], ["watch", "--speed", "inf"],
-        ["watch", "state", "--every-epoch"], ["watch", "--distance", "1e12"], ["request-location", "--timeout", "0"],
+        ["watch", "state", "--every-epoch"], ["watch", "--max", "1e9"], ["request-location", "--timeout", "0"],
         ["request-location", "--timeout", "4000"], ["authorize", "alice"], ["authorize", "alice", "sometimes"],
         ["authorize", "a b", "deny"], ["pause", "now"], ["--socket"], ["--socket=", "status"], ["help", "frob"],
     ])

@@ -137,7 +137,7 @@ let minimalLocation = Location(latitude: -33.9, longitude: 151.2, mode: .twoD)
                 Issue.record("not a change")
                 continue
             }
-            #expect(parseWireKeyPath(fields["keyPath"]?.stringValue ?? "") != nil)
+            #expect((try? KeyPath(parsing: fields["keyPath"]?.stringValue ?? "")) != nil)
         }
     }
 
