@@ -36,8 +36,10 @@ build: deps
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Package.swift
 
+# Suites run one at a time: the integration suites replay real gpsd, whose
+# gpsfake feeds 1.4 s after it starts, and must not compete for two cores.
 test: build lint fuzz
-	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) -Xswiftc -warnings-as-errors
+	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) --no-parallel -Xswiftc -warnings-as-errors
 
 # libFuzzer over the request decoder and line framer, a fixed number of runs
 # so CI stays bounded; fails on any crash, leak or broken round trip.

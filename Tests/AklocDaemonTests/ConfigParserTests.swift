@@ -150,7 +150,7 @@ private func failure(_ bytes: [UInt8]) -> ConfigError? {
         ("[authorization]\nalice = allow", "alice"), ("[authorization]\n@staff = ", "@staff"),
         ("[socket]\npath = relative.sock", "path"), ("[socket]\npath = /" + String(repeating: "a", count: 107), "path"),
         ("[socket]\nmode = 0888", "mode"), ("[socket]\nmode = rw", "mode"), ("[socket]\nmode = 1777", "mode"),
-        ("[socket]\nmode = 66", "mode"), ("[socket]\nclient-queue-limit = 32", "client-queue-limit"),
+        ("[socket]\nmode = 66", "mode"),
         ("[socket]\nclient-hard-limit = 1K", "client-hard-limit"),
         ("[socket]\nclient-hard-limit = 2G", "client-hard-limit"),
         ("[socket]\nclient-hard-limit = 1T", "client-hard-limit"),
@@ -202,6 +202,8 @@ private func failure(_ bytes: [UInt8]) -> ConfigError? {
         #expect(key?.description == "/etc/akloc/akloc.conf:2: [gpsd] hots: expected one of host, port, device")
         #expect(failure("[throttle]\nminInterval = 5\n")?.code == .unknownKey)
         #expect(failure("[socket]\nowner = root\n")?.code == .unknownKey)
+        // Removed: location events are always coalesced, client-hard-limit is the bound.
+        #expect(failure("[socket]\nclient-queue-limit = 32\n")?.code == .unknownKey)
         #expect(failure("[authorization]\nal ice = deny\n")?.code == .unknownKey)
         #expect(failure("[authorization]\n-rf = deny\n")?.code == .unknownKey)
     }
