@@ -84,6 +84,9 @@ actor Daemon {
     }
 
     func perform(_ outputs: [Engine.Output]) {
+        // Durable before anyone hears of it: an acknowledged `pause` must
+        // survive a SIGKILL right after the reply.
+        if outputs.last == .persist { persistState() }
         var dropped: [(SubscriberID, String)] = []
         for output in outputs {
             switch output {
@@ -108,7 +111,7 @@ actor Daemon {
             case .armTimer(let deadline):
                 arm(deadline)
             case .persist:
-                persistState()
+                break  // done above
             }
         }
         for (id, reason) in dropped { drop(id, reason: reason) }
