@@ -29,6 +29,7 @@ extension Daemon {
         case .fix(let location):
             counters.fixesReceived += 1
             run(.fix(location))
+            scheduleLocationSave()
         case .noFix(let device):
             run(.noFix(device: device))
         case .connected(let name):

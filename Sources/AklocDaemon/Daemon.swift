@@ -43,6 +43,8 @@ actor Daemon {
     var stopping = false
     var lastServiceStatus = ""
     var serviceStatusPending = false
+    var locationSaves = LocationSaveSchedule()
+    var locationSaveTimer: DispatchSourceTimer?
 
     init(
         options: DaemonOptions, configuration: Configuration, configPath: String?, engine: Engine,
