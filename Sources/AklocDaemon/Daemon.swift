@@ -53,6 +53,7 @@ actor Daemon {
         executor = QueueExecutor(label: "akloc.daemon")
         self.options = options
         self.configuration = configuration
+        socketPath = options.socketPath ?? configuration.socket.path
         self.configPath = configPath
         self.stateStore = stateStore
         self.sessions = sessions
@@ -71,7 +72,9 @@ actor Daemon {
             defaultGrant: Authorizer(rules: configuration.authorization).defaultGrant)
     }
 
-    var socketPath: String { options.socketPath ?? configuration.socket.path }
+    /// The socket served when not activated; fixed at start, so a reload
+    /// that changes `[socket] path` cannot make `stop` unlink another file.
+    let socketPath: String
 
     func log(_ level: Logger.Level, _ message: @autoclosure () -> String, _ fields: KeyValuePairs<String, String> = [:])
     {
