@@ -16,10 +16,11 @@ public final class DaemonProcess: @unchecked Sendable {
     private let arguments: [String]
     private let environment: [String: String]
 
-    /// Starts aklocd reading gpsd at `gpsdPort` with `config` as its config
-    /// file text, and waits (bounded) until its socket accepts connections.
+    /// Starts aklocd reading gpsd at `gpsdPort` (nil: no `--gpsd`, the
+    /// config's `[gpsd]` applies) with `config` as its config file text, and
+    /// waits (bounded) until its socket accepts connections.
     public init(
-        gpsdPort: UInt16, config: String = "", extraArguments: [String] = [], environment: [String: String] = [:],
+        gpsdPort: UInt16?, config: String = "", extraArguments: [String] = [], environment: [String: String] = [:],
         waitForSocket: Bool = true
     ) throws {
         directory = FileManager.default.temporaryDirectory
@@ -32,10 +33,8 @@ public final class DaemonProcess: @unchecked Sendable {
         configPath = directory.appendingPathComponent("akloc.conf").path
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         arguments =
-            [
-                "--socket", socketPath, "--gpsd", "127.0.0.1:\(gpsdPort)", "--state-dir", stateDirectory,
-                "--config", configPath, "--log-level", "debug",
-            ] + extraArguments
+            ["--socket", socketPath] + (gpsdPort.map { ["--gpsd", "127.0.0.1:\($0)"] } ?? [])
+            + ["--state-dir", stateDirectory, "--config", configPath, "--log-level", "debug"] + extraArguments
         self.environment = environment
         process = try TestProcess(Binaries.aklocd, arguments, environment: environment)
         if waitForSocket { try waitUntilServing() }
