@@ -36,11 +36,25 @@ public final class DaemonProcess: @unchecked Sendable {
             ["--socket", socketPath] + (gpsdPort.map { ["--gpsd", "127.0.0.1:\($0)"] } ?? [])
             + ["--state-dir", stateDirectory, "--config", configPath, "--log-level", "debug"] + extraArguments
         self.environment = environment
-        process = try TestProcess(Binaries.aklocd, arguments, environment: environment)
+        process = try Self.launch(arguments, environment)
         if waitForSocket { try waitUntilServing() }
     }
 
     deinit { stop() }
+
+    /// What systemd hands a service. Other tests in the same process set
+    /// some of these for a moment (setenv), so a daemon never inherits them:
+    /// it gets exactly those its test passes in `environment`.
+    public static let systemdVariables = [
+        "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES",
+        "JOURNAL_STREAM",
+    ]
+
+    private static func launch(_ arguments: [String], _ environment: [String: String]) throws -> TestProcess {
+        try TestProcess(
+            Binaries.aklocd, arguments, environment: environment,
+            removing: systemdVariables.filter { environment[$0] == nil })
+    }
 
     /// Waits until a connection to the socket succeeds (the daemon is serving).
     public func waitUntilServing(timeout: Double = 15) throws {
@@ -67,7 +81,7 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Starts the same daemon again (same socket, state and config), e.g. after a kill.
     public func restart() throws {
         process.kill()
-        process = try TestProcess(Binaries.aklocd, arguments, environment: environment)
+        process = try Self.launch(arguments, environment)
         try waitUntilServing()
     }
 

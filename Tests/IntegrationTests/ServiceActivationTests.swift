@@ -27,7 +27,7 @@ extension ServiceTests {
                     "-l", socketPath, "-E", "NOTIFY_SOCKET=\(notify.path)",
                     Binaries.aklocd, "--gpsd", "127.0.0.1:\(fake.port)", "--state-dir", scratch.path("state"),
                     "--config", scratch.path("akloc.conf"), "--log-level", "debug",
-                ])
+                ], removing: DaemonProcess.systemdVariables)
             defer { activator.kill() }
 
             // The first connection is what starts aklocd.
@@ -70,7 +70,7 @@ extension ServiceTests {
                     "-l", scratch.path("one.sock"), "-l", scratch.path("two.sock"),
                     Binaries.aklocd, "--gpsd", "127.0.0.1:\(FreePort.loopbackTCP())",
                     "--state-dir", scratch.path("state"), "--config", scratch.path("akloc.conf"),
-                ])
+                ], removing: DaemonProcess.systemdVariables)
             defer { activator.kill() }
             let client = try SocketClient.connect(path: scratch.path("one.sock"), timeout: 15)
             #expect(try client.readLine(timeout: 15) == nil, "no hello: aklocd refuses to start")
