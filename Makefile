@@ -50,6 +50,8 @@ build: deps
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Package.swift
 
+# The suite also runs systemd/check-units.sh and a `make install` into a
+# temporary DESTDIR (Tests/IntegrationTests/ServiceInstallTests.swift).
 test: build lint
 	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) -Xswiftc -warnings-as-errors
 
