@@ -162,6 +162,40 @@ extension ServiceTests {
                     + "after a good one \(thirdIntervals) (first client still \(later))")
         }
 
+        @Test func aNewSocketPathWaitsForARestartAndStopRemovesTheServedOne() throws {
+            let scratch = try ScratchDirectory()
+            let served = scratch.path("served.sock")
+            let other = scratch.path("other.sock")
+            let configPath = scratch.path("akloc.conf")
+            try "[socket]\npath = \(served)\n".write(toFile: configPath, atomically: true, encoding: .utf8)
+            let notify = try NotifySocket()
+            // No --socket: [socket] path decides.
+            let daemon = try TestProcess(
+                Binaries.aklocd,
+                [
+                    "--gpsd", "127.0.0.1:\(FreePort.loopbackTCP())", "--state-dir", scratch.path("state"),
+                    "--config", configPath,
+                ], environment: ["NOTIFY_SOCKET": notify.path],
+                removing: DaemonProcess.systemdVariables.filter { $0 != "NOTIFY_SOCKET" })
+            defer { daemon.kill() }
+            try notify.waitFor("READY", "1", timeout: 15)
+            let client = try SocketClient.connect(path: served)
+            #expect(try client.readMessage()["event"] as? String == "hello")
+
+            try "[socket]\npath = \(other)\n".write(toFile: configPath, atomically: true, encoding: .utf8)
+            daemon.signal(SIGHUP)
+            try notify.waitFor("RELOADING", "1", timeout: 5)
+            try notify.waitFor("READY", "1", timeout: 5)
+            #expect(
+                daemon.stderr().contains("[socket] path and mode apply at the next restart; still serving \(served)"))
+            #expect(try client.request("status")["ok"] as? Bool == true)
+
+            daemon.signal(SIGTERM)
+            #expect(daemon.waitForExit(timeout: 2) == 0)
+            #expect(!FileManager.default.fileExists(atPath: served), "the socket it served is removed")
+            #expect(!FileManager.default.fileExists(atPath: other))
+        }
+
         @Test func reloadWithAnotherGpsdReconnectsWithoutDroppingClients() throws {
             guard ServiceTools.require() else { return }
             let fake = try GPSFake.start(log: ServiceTools.log("mt3339"), cycle: 0.1)
