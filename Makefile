@@ -11,7 +11,8 @@ BIN_DIR      := $(shell $(SWIFT) build $(BUILD_FLAGS) --show-bin-path 2>/dev/nul
 # Every Debian package the project uses: libraries to build against, and the
 # real gpsd, gpsfake, gpspipe and systemd tools the tests drive.
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
-                systemd util-linux passwd procps libclang-rt-14-dev
+                systemd util-linux passwd procps libclang-rt-14-dev \
+                libmosquitto-dev mosquitto mosquitto-clients openssl
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
