@@ -35,6 +35,7 @@ extension Daemon {
 
         startSessionMonitor()
         startSource()
+        startForwarder()
         log(.notice, "serving \(activatedSocket ? "the socket systemd passed" : socketPath)")
         serviceReady()
     }
@@ -83,6 +84,7 @@ extension Daemon {
         }
         clients.removeAll()
         source?.stop()
+        forwarder?.stop()
         listenSource?.cancel()
         if !activatedSocket { unlink(socketPath) }
         exit(0)
