@@ -132,6 +132,11 @@ public final class MQTTForwarder {
                 log(.error, "cannot queue a fix on disk (it stays queued in memory): \(error)")
             }
         }
+        if let added = change.added {
+            // One line per accepted fix, so a test (or an administrator
+            // chasing a gap) can check every one arrived.
+            log(.debug, "MQTT queued #\(added.seq) \(String(decoding: added.payload, as: UTF8.self))")
+        }
         applyDrops(change)
         pump()
     }
