@@ -289,10 +289,10 @@ final class MosquittoClient {
             try check(mosquitto_username_pw_set(handle, username, options.password), "username/password")
         }
         if let tls = options.tls {
-            if tls.caFile == nil {
-                try check(mosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "system CA certificates")
-            }
-            try check(mosquitto_tls_set(handle, tls.caFile, nil, tls.certFile, tls.keyFile, nil), "TLS files")
+            // Without a CA file, the system's trust store: libmosquitto needs
+            // a CA file or directory to turn TLS on at all.
+            let caPath = tls.caFile == nil ? Self.systemCertificateDirectory : nil
+            try check(mosquitto_tls_set(handle, tls.caFile, caPath, tls.certFile, tls.keyFile, nil), "TLS files")
         }
         if let will = options.will {
             let rc = will.payload.withUnsafeBytes { bytes in
@@ -307,6 +307,9 @@ final class MosquittoClient {
             throw MQTTError(.setupFailed, "libmosquitto refused the \(what): \(Self.describe(rc))")
         }
     }
+
+    /// Debian's hashed directory of trusted CA certificates (ca-certificates).
+    static let systemCertificateDirectory = "/etc/ssl/certs"
 
     static func describe(_ rc: Int32) -> String {
         if rc == MOSQ_ERR_ERRNO.rawValue { return Errno.current.description }

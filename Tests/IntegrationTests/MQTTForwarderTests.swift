@@ -59,6 +59,14 @@ struct MQTTForwarderTests {
             }
             #expect(!payload.contains("null"))
         }
+        // `akloc status` shows the forwarder.
+        let cli = try TestProcess(Binaries.akloc, ["--socket", replay.daemon.socketPath, "status"])
+        #expect(cli.waitForExit(timeout: 20) == 0)
+        let human = cli.stdout()
+        #expect(
+            human.contains(
+                "mqtt:      mqtt://127.0.0.1:\(broker.port), connected, 0 queued, \(accepted.count) published"))
+        #expect(human.contains("topic \(topic), tid ca"))
         // The retained status says online.
         let statusMessage = try #require(messages.last { $0.topic == topic + "/akloc/status" })
         #expect(statusMessage.json?["online"] as? Bool == true)
