@@ -3,9 +3,10 @@
 # the ExecStart binary to exist, so a temporary copy points it at /bin/true
 # (or at $AKLOCD when set), and the akloc user/group are only checked when
 # present. Then rates the hardening offline and fails above $MAX_EXPOSURE.
-#   systemd/check-units.sh            # from the repository root
+#   systemd/check-units.sh            # the units in systemd/
+#   systemd/check-units.sh DIR        # installed ones, e.g. /usr/local/lib/systemd/system
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
+here=${1:-$(cd "$(dirname "$0")" && pwd)}
 max=${MAX_EXPOSURE:-2.0}
 binary=${AKLOCD:-/bin/true}
 tmp=$(mktemp -d)

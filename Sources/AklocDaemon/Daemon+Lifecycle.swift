@@ -5,7 +5,8 @@ import Glibc
 
 extension Daemon {
     /// Serves the socket (systemd's, or one it binds), installs the signal
-    /// handlers and the engine timer, connects to gpsd, then says READY=1.
+    /// handlers and the engine timer, connects to gpsd, then says READY=1
+    /// once the signal sources are registered.
     func start(activatedFD: Int32?) throws(SocketError) {
         let listener: UnixSocket
         if let activatedFD {
@@ -24,10 +25,21 @@ extension Daemon {
         timer.schedule(deadline: .distantFuture)
         timer.activate()
 
-        for (signalNumber, action) in [(SIGTERM, SignalAction.stop), (SIGINT, .stop), (SIGHUP, .reload)] {
-            signal(signalNumber, SIG_IGN)
+        // Not SIG_IGN first: on Linux libdispatch installs its own handler
+        // when it registers a signal source, and until then an ignored
+        // SIGTERM would be lost (systemd would wait for TimeoutStopSec) where
+        // the default action at least stops the daemon.
+        let signals = [(SIGTERM, SignalAction.stop), (SIGINT, .stop), (SIGHUP, .reload)]
+        var unregistered = signals.count
+        for (signalNumber, action) in signals {
             let signalSource = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
             signalSource.setEventHandler { [weak self] in self?.assumeIsolated { $0.received(action) } }
+            // Registration is asynchronous: READY=1 waits for it, so a stop
+            // or reload systemd sends after READY=1 is always handled.
+            signalSource.setRegistrationHandler { [weak self] in
+                unregistered -= 1
+                if unregistered == 0 { self?.assumeIsolated { $0.serviceReady() } }
+            }
             signalSource.activate()
             signalSources.append(signalSource)
         }
@@ -37,7 +49,6 @@ extension Daemon {
         startSource()
         startForwarder()
         log(.notice, "serving \(activatedSocket ? "the socket systemd passed" : socketPath)")
-        serviceReady()
     }
 
     enum SignalAction: Sendable {

@@ -47,6 +47,8 @@ actor Daemon {
     var stopping = false
     var lastServiceStatus = ""
     var serviceStatusPending = false
+    var locationSaves = LocationSaveSchedule()
+    var locationSaveTimer: DispatchSourceTimer?
 
     init(
         options: DaemonOptions, configuration: Configuration, configPath: String?, engine: Engine,
@@ -55,6 +57,7 @@ actor Daemon {
         executor = QueueExecutor(label: "akloc.daemon")
         self.options = options
         self.configuration = configuration
+        socketPath = options.socketPath ?? configuration.socket.path
         self.configPath = configPath
         self.stateStore = stateStore
         self.sessions = sessions
@@ -73,7 +76,9 @@ actor Daemon {
             defaultGrant: Authorizer(rules: configuration.authorization).defaultGrant)
     }
 
-    var socketPath: String { options.socketPath ?? configuration.socket.path }
+    /// The socket served when not activated; fixed at start, so a reload
+    /// that changes `[socket] path` cannot make `stop` unlink another file.
+    let socketPath: String
 
     func log(_ level: Logger.Level, _ message: @autoclosure () -> String, _ fields: KeyValuePairs<String, String> = [:])
     {
@@ -88,6 +93,9 @@ actor Daemon {
     }
 
     func perform(_ outputs: [Engine.Output]) {
+        // Durable before anyone hears of it: an acknowledged `pause` must
+        // survive a SIGKILL right after the reply.
+        if outputs.last == .persist { persistState() }
         var dropped: [(SubscriberID, String)] = []
         for output in outputs {
             switch output {
@@ -113,7 +121,7 @@ actor Daemon {
             case .armTimer(let deadline):
                 arm(deadline)
             case .persist:
-                persistState()
+                break  // done above
             }
         }
         for (id, reason) in dropped { drop(id, reason: reason) }

@@ -16,10 +16,11 @@ public final class DaemonProcess: @unchecked Sendable {
     private let arguments: [String]
     private let environment: [String: String]
 
-    /// Starts aklocd reading gpsd at `gpsdPort` with `config` as its config
-    /// file text, and waits (bounded) until its socket accepts connections.
+    /// Starts aklocd reading gpsd at `gpsdPort` (nil: no `--gpsd`, the
+    /// config's `[gpsd]` applies) with `config` as its config file text, and
+    /// waits (bounded) until its socket accepts connections.
     public init(
-        gpsdPort: UInt16, config: String = "", extraArguments: [String] = [], environment: [String: String] = [:],
+        gpsdPort: UInt16?, config: String = "", extraArguments: [String] = [], environment: [String: String] = [:],
         waitForSocket: Bool = true
     ) throws {
         directory = FileManager.default.temporaryDirectory
@@ -32,16 +33,28 @@ public final class DaemonProcess: @unchecked Sendable {
         configPath = directory.appendingPathComponent("akloc.conf").path
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         arguments =
-            [
-                "--socket", socketPath, "--gpsd", "127.0.0.1:\(gpsdPort)", "--state-dir", stateDirectory,
-                "--config", configPath, "--log-level", "debug",
-            ] + extraArguments
+            ["--socket", socketPath] + (gpsdPort.map { ["--gpsd", "127.0.0.1:\($0)"] } ?? [])
+            + ["--state-dir", stateDirectory, "--config", configPath, "--log-level", "debug"] + extraArguments
         self.environment = environment
-        process = try TestProcess(Binaries.aklocd, arguments, environment: environment)
+        process = try Self.launch(arguments, environment)
         if waitForSocket { try waitUntilServing() }
     }
 
     deinit { stop() }
+
+    /// What systemd hands a service. Other tests in the same process set
+    /// some of these for a moment (setenv), so a daemon never inherits them:
+    /// it gets exactly those its test passes in `environment`.
+    public static let systemdVariables = [
+        "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES",
+        "JOURNAL_STREAM",
+    ]
+
+    private static func launch(_ arguments: [String], _ environment: [String: String]) throws -> TestProcess {
+        try TestProcess(
+            Binaries.aklocd, arguments, environment: environment,
+            removing: systemdVariables.filter { environment[$0] == nil })
+    }
 
     /// Waits until a connection to the socket succeeds (the daemon is serving).
     public func waitUntilServing(timeout: Double = 15) throws {
@@ -68,7 +81,7 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Starts the same daemon again (same socket, state and config), e.g. after a kill.
     public func restart() throws {
         process.kill()
-        process = try TestProcess(Binaries.aklocd, arguments, environment: environment)
+        process = try Self.launch(arguments, environment)
         try waitUntilServing()
     }
 

@@ -31,8 +31,11 @@ public final class TestProcess: @unchecked Sendable {
     private var exitStatus: Int32?
 
     /// Starts `executable` (an absolute path, or a name looked up in PATH).
-    /// `environment` entries are added to (or replace) this process's environment.
-    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    /// `environment` entries are added to (or replace) this process's
+    /// environment, and the variables named in `removing` are left out.
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], removing: [String] = []
+    ) throws {
         guard let path = TestProcess.which(executable) else {
             throw LaunchError(executable: executable, code: ENOENT)
         }
@@ -44,6 +47,7 @@ public final class TestProcess: @unchecked Sendable {
 
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
+        for key in removing { env[key] = nil }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

@@ -131,6 +131,8 @@ struct DaemonOpsTests {
         _ = try watcher.waitFor(timeout: 30) { $0.event == "didUpdateLocation" }
 
         #expect(try admin.request("pause").ok == true)
+        // The watch is closed in the same step as the reply, so gpsd can idle the receiver.
+        #expect(replay.daemon.process.stderr().contains("gpsd watch disabled"))
         _ = try watcher.waitFor(timeout: 10) { $0.notification == "paused" }
         #expect(try watcher.request("get", ["keyPath": "state"]).result as? String == "paused")
         #expect(try watcher.request("requestLocation", ["timeout": 1]).errorCode == "unavailable")
@@ -144,6 +146,7 @@ struct DaemonOpsTests {
         #expect(try admin.request("pause").ok == true, "pausing again is harmless")
 
         #expect(try admin.request("resume").ok == true)
+        #expect(replay.daemon.process.stderr().components(separatedBy: "gpsd watch enabled").count == 3)
         _ = try watcher.waitFor(timeout: 10, skipped: { whilePaused.append($0) }) { $0.notification == "resumed" }
         #expect(!whilePaused.contains { $0.isLocationEvent }, "\(whilePaused)")
         let forced = try watcher.waitFor(timeout: 30) { $0.event == "didUpdateLocation" }
