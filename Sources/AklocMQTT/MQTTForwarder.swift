@@ -182,7 +182,12 @@ public final class MQTTForwarder {
                 qos: Int32(settings.qos), retain: false),
             connectTimeout: Double(max(10, min(settings.keepalive, 30))))
         let client = MosquittoClient(options: options, queue: queue)
-        client.onEvent = { [weak self] event in self?.clientEvent(event) }
+        client.onEvent = { [weak self, weak client] event in
+            // Only the current connection's events: message ids restart at 1
+            // with every connection.
+            guard let self, let client, self.client === client else { return }
+            self.clientEvent(event)
+        }
         self.client = client
         do {
             try client.connect()

@@ -70,6 +70,12 @@ final class MosquittoClient {
     private var connectDeadline: DispatchTime?
     /// The failure seen inside a libmosquitto call, reported once the call returns.
     private var pendingFailure: MQTTError?
+    /// Inside `mosquitto_publish`.
+    private var publishing = false
+    /// Acknowledgements that came inside `mosquitto_publish`, and the source
+    /// that reports them once it returned.
+    private var deferredPublished: [Int32] = []
+    private var deferredSource: DispatchSourceUserDataAdd?
 
     private static let libraryReady: Bool = {
         mosquitto_lib_init()
@@ -87,6 +93,7 @@ final class MosquittoClient {
         readSource?.cancel()
         writeSource?.cancel()
         timer?.cancel()
+        deferredSource?.cancel()
         if let mosq { mosquitto_destroy(mosq) }
     }
 
@@ -128,6 +135,10 @@ final class MosquittoClient {
         tick.setEventHandler { [weak self] in self?.tick() }
         timer = tick
         tick.resume()
+        let deferred = DispatchSource.makeUserDataAddSource(queue: queue)
+        deferred.setEventHandler { [weak self] in self?.reportDeferred() }
+        deferredSource = deferred
+        deferred.resume()
         updateWriteInterest()
     }
 
@@ -136,6 +147,8 @@ final class MosquittoClient {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let mosq, isConnected else { throw MQTTError(.publishFailed, "not connected") }
         var mid: Int32 = 0
+        publishing = true
+        defer { publishing = false }
         let rc = message.payload.withUnsafeBytes { bytes in
             mosquitto_publish(
                 mosq, &mid, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
@@ -185,7 +198,21 @@ final class MosquittoClient {
     }
 
     fileprivate func publishCallback(_ mid: Int32) {
-        onEvent?(.published(messageID: mid))
+        guard publishing else {
+            onEvent?(.published(messageID: mid))
+            return
+        }
+        // A QoS 0 message can be written, and reported, inside
+        // mosquitto_publish, before the caller knows its message id: report
+        // it on the next turn of the loop (dropped if the connection ends first).
+        deferredPublished.append(mid)
+        deferredSource?.add(data: 1)
+    }
+
+    private func reportDeferred() {
+        let mids = deferredPublished
+        deferredPublished.removeAll()
+        for mid in mids where mosq != nil { onEvent?(.published(messageID: mid)) }
     }
 
     // MARK: - Driving the loop
@@ -259,9 +286,12 @@ final class MosquittoClient {
         readSource?.cancel()
         writeSource?.cancel()
         timer?.cancel()
+        deferredSource?.cancel()
         readSource = nil
         writeSource = nil
         timer = nil
+        deferredSource = nil
+        deferredPublished.removeAll()
         socket = nil
         connectDeadline = nil
         pendingFailure = nil

@@ -71,6 +71,54 @@ struct MQTTForwarderTests {
         let statusMessage = try #require(messages.last { $0.topic == topic + "/akloc/status" })
         #expect(statusMessage.json?["online"] as? Bool == true)
         #expect(statusMessage.json?["_type"] as? String == "akloc-status")
+
+        // A clean stop says offline (retained) and leaves no will behind.
+        #expect(replay.daemon.terminate() == 0)
+        let after = try subscriber.waitFor(timeout: 10, "the offline status") {
+            $0.last { $0.topic == topic + "/akloc/status" }?.json?["online"] as? Bool == false
+        }
+        #expect(!after.contains { $0.topic == topic && $0.json?["_type"] as? String == "lwt" })
+    }
+
+    @Test func qos0PublishesEveryFixAndEmptiesTheQueue() throws {
+        guard LiveReplay.requireTools() else { return }
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let subscriber = try MQTTSubscriber(port: broker.port)
+        defer { subscriber.stop() }
+        try subscriber.waitUntilSubscribed(port: broker.port)
+        let replay = try LiveReplay(
+            log: "haicom-305N", cycle: nil, config: MQTTTest.config(port: broker.port, tid: "ca", extra: "qos = 0"))
+        defer { replay.stop() }
+        _ = replay.fake.waitForExit(timeout: 60)
+        let accepted = MQTTTest.accepted(replay.daemon.process.stderr())
+        try MQTTTest.waitForStatus(replay.daemon, timeout: 20, "every fix written") {
+            $0["queued"] as? Int == 0 && $0["published"] as? Int == accepted.count
+        }
+        let messages = try subscriber.waitFor(timeout: 20, "\(accepted.count) locations") {
+            MQTTTest.locations($0, topic: topic).count >= accepted.count
+        }
+        #expect(MQTTTest.locations(messages, topic: topic) == accepted)
+        #expect(accepted.count > 50)
+    }
+
+    @Test func aSIGKILLedDaemonLeavesItsLastWill() throws {
+        guard LiveReplay.requireTools() else { return }
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let subscriber = try MQTTSubscriber(port: broker.port)
+        defer { subscriber.stop() }
+        try subscriber.waitUntilSubscribed(port: broker.port)
+        let daemon = try DaemonProcess(
+            gpsdPort: FreePort.loopbackTCP(), config: MQTTTest.config(port: broker.port, tid: "ca"))
+        defer { daemon.stop() }
+        try MQTTTest.waitForStatus(daemon, timeout: 20, "a connection") { $0["connected"] as? Bool == true }
+        daemon.process.kill()
+        let messages = try subscriber.waitFor(timeout: 20, "the will") {
+            $0.contains { $0.topic == topic && $0.json?["_type"] as? String == "lwt" }
+        }
+        let will = try #require(messages.first { $0.topic == topic && $0.json?["_type"] as? String == "lwt" })
+        #expect((will.json?["tst"] as? Int ?? 0) > 1_700_000_000)
     }
 
     @Test func theForwarderKeepsItsOwnCadence() throws {
