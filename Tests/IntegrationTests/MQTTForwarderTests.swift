@@ -166,6 +166,8 @@ struct MQTTForwarderTests {
             $0["connected"] as? Bool == false && ($0["queued"] as? Int ?? 0) >= 10
         }
         let queuedWhileDown = down["queued"] as? Int ?? 0
+        #expect((down["oldestQueuedAgeSeconds"] as? Double ?? -1) >= 0)
+        #expect(down["lastError"] is String)
         let restartedAt = Date()
         try broker.restart()
         try MQTTTest.waitForStatus(replay.daemon, timeout: 30, "the backlog to drain") {
