@@ -19,14 +19,21 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
         // Pure Swift, but `rounded()` and friends need libm at link time.
         .target(name: "AklocCore", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "AklocProtocol", dependencies: ["AklocCore"]),
         .target(name: "AklocGPSD", dependencies: ["AklocCore", "CGPS"]),
         .target(name: "AklocSystemd", dependencies: ["CSystemd"]),
+        // The MQTT forwarder (docs/mqtt.md); the only module that touches CMosquitto.
+        .target(name: "AklocMQTT", dependencies: ["AklocCore", "AklocSystemd", "CMosquitto"]),
         .target(
             name: "AklocDaemon",
-            dependencies: ["AklocCore", "AklocProtocol", "AklocGPSD", "AklocSystemd"]
+            dependencies: ["AklocCore", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT"]
         ),
         .executableTarget(name: "aklocd", dependencies: ["AklocDaemon"]),
         .executableTarget(name: "akloc", dependencies: ["AklocCore", "AklocProtocol"]),
@@ -40,6 +47,7 @@ let package = Package(
         .testTarget(name: "AklocGPSDTests", dependencies: ["AklocGPSD", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
+        .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocTestSupport"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["AklocCore", "AklocProtocol", "AklocTestSupport"]

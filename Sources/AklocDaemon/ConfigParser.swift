@@ -1,4 +1,5 @@
 import AklocCore
+import AklocMQTT
 import AklocSystemd
 import Glibc
 
@@ -13,7 +14,7 @@ public enum ConfigParser {
     /// Anything bigger is not a hand-written config file.
     public static let maximumFileSize = 1 << 20
 
-    public static let sections = ["gpsd", "throttle", "authorization", "socket"]
+    public static let sections = ["gpsd", "throttle", "authorization", "socket", "mqtt"]
 
     /// Upper bound for durations, far beyond any sensible setting but small
     /// enough that nanosecond arithmetic on the monotonic clock cannot overflow.
@@ -63,10 +64,11 @@ public enum ConfigParser {
             try parser.take(line)
         }
         try parser.checkIntervals()
+        try parser.checkMQTT()
         return parser.configuration
     }
 
-    private struct State {
+    struct State {
         let path: String
         var configuration = Configuration()
         var section: String?
@@ -85,7 +87,7 @@ public enum ConfigParser {
                 guard ConfigParser.sections.contains(name) else {
                     throw ConfigError(
                         .unknownSection, path: path, line: line.number,
-                        message: "expected one of [gpsd], [throttle], [authorization], [socket], got [\(name)]")
+                        message: "expected one of [gpsd], [throttle], [authorization], [socket], [mqtt], got [\(name)]")
                 }
                 // Reopening a section is allowed; repeating a key is not.
                 section = name
@@ -163,6 +165,8 @@ public enum ConfigParser {
                 configuration.socket.clientHardLimit = try field.size(
                     in: 65536...(1 << 30),
                     expected: "a size in bytes from 64K to 1G (suffixes K, M, G are powers of 1024)")
+            case ("mqtt", _):
+                try assignMQTT(field)
             default:
                 throw ConfigError(
                     .unknownKey, path: path, line: field.line, section: field.section, key: field.key,
@@ -177,17 +181,26 @@ public enum ConfigParser {
                 "first-location-attempts", "max-fix-age",
             ],
             "socket": ["path", "mode", "client-hard-limit"],
+            "mqtt": [
+                "enable", "host", "port", "tls", "cafile", "certfile", "keyfile", "username", "password",
+                "password-file", "client-id", "user", "device", "topic", "tid", "qos", "keepalive", "min-interval",
+                "max-interval", "update-speed", "distance-filter", "max-entries", "max-bytes", "max-age",
+            ],
         ]
 
         func checkIntervals() throws(ConfigError) {
-            let policy = configuration.throttle.policy
+            try checkIntervals(configuration.throttle.policy, section: "throttle")
+            try checkIntervals(configuration.mqtt.policy, section: "mqtt")
+        }
+
+        func checkIntervals(_ policy: ThrottlePolicy, section: String) throws(ConfigError) {
             guard policy.minInterval > policy.maxInterval else { return }
-            let minLine = seen["throttle.min-interval"]
-            let maxLine = seen["throttle.max-interval"]
+            let minLine = seen["\(section).min-interval"]
+            let maxLine = seen["\(section).max-interval"]
             // Blame the line written last: that is the likelier edit.
             let blameMax = (maxLine ?? 0) > (minLine ?? 0)
             throw ConfigError(
-                .conflictingValues, path: path, line: blameMax ? maxLine : minLine, section: "throttle",
+                .conflictingValues, path: path, line: blameMax ? maxLine : minLine, section: section,
                 key: blameMax ? "max-interval" : "min-interval",
                 message: "expected min-interval <= max-interval, got min-interval \(format(policy.minInterval))"
                     + "\(minLine == nil ? " (default)" : "") > max-interval \(format(policy.maxInterval))"
@@ -200,7 +213,7 @@ public enum ConfigParser {
     }
 
     /// One `key = value` being interpreted.
-    private struct Field {
+    struct Field {
         var path: String
         var line: Int
         var section: String

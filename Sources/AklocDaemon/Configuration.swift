@@ -1,4 +1,5 @@
 import AklocCore
+import AklocMQTT
 
 /// aklocd's settings, as read from `akloc.conf` (docs/configuration.md).
 /// A plain value: parsing builds a new one, so a failed reload cannot
@@ -10,6 +11,8 @@ public struct Configuration: Hashable, Sendable {
     public var throttle = Throttle()
     public var authorization = Authorization()
     public var socket = Socket()
+    /// `[mqtt]`: the forwarder to an MQTT broker (docs/mqtt.md).
+    public var mqtt = MQTTSettings()
 
     public init() {}
 

@@ -47,6 +47,7 @@ extension Daemon {
 
         startSessionMonitor()
         startSource()
+        startForwarder()
         log(.notice, "serving \(activatedSocket ? "the socket systemd passed" : socketPath)")
     }
 
@@ -94,6 +95,7 @@ extension Daemon {
         }
         clients.removeAll()
         source?.stop()
+        forwarder?.stop()
         listenSource?.cancel()
         if !activatedSocket { unlink(socketPath) }
         exit(0)

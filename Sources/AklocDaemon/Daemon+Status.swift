@@ -18,9 +18,11 @@ extension Daemon {
             source: DaemonStatus.Source(
                 name: source?.status.name ?? configuration.gpsd.sourceName, connected: snapshot.source != nil),
             fix: fix,
+            // The forwarder is an engine subscriber but not a client.
             clients: DaemonStatus.Clients(
-                connected: snapshot.clients, updating: snapshot.updating, observing: snapshot.observing),
-            counters: counters)
+                connected: snapshot.clients - (forwarderID == nil ? 0 : 1),
+                updating: snapshot.updating - (forwarderID == nil ? 0 : 1), observing: snapshot.observing),
+            counters: counters, mqtt: forwarderStatus)
     }
 
     /// Seconds since the fix arrived: from the monotonic receipt when it came

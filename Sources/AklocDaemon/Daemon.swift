@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGPSD
+import AklocMQTT
 import AklocProtocol
 import AklocSystemd
 import Dispatch
@@ -34,6 +35,9 @@ actor Daemon {
     let startedAt: Instant
 
     var source: GPSDSource?
+    /// The MQTT forwarder and the engine subscriber it is (Daemon+MQTT.swift).
+    var forwarder: MQTTForwarder?
+    var forwarderID: SubscriberID?
     var listener: UnixSocket?
     var listenSource: DispatchSourceRead?
     var activatedSocket = false
@@ -96,6 +100,7 @@ actor Daemon {
         for output in outputs {
             switch output {
             case .send(let ids, let event):
+                if let forwarderID, ids.contains(forwarderID) { forward(event) }
                 // Encoded once, shared by every recipient's queue.
                 let bytes = ServerEncoder.event(event)
                 let stream = Daemon.stream(of: event)

@@ -105,10 +105,12 @@ public struct DaemonStatus: Codable, Hashable, Sendable {
     public var fix: Fix?
     public var clients: Clients
     public var counters: Counters
+    /// The MQTT forwarder, when `[mqtt]` is enabled (optional: older daemons omit it).
+    public var mqtt: MQTT?
 
     public init(
         version: String = AklocVersion.string, state: ServiceState, paused: Bool, uptimeSeconds: Double,
-        source: Source, fix: Fix?, clients: Clients, counters: Counters
+        source: Source, fix: Fix?, clients: Clients, counters: Counters, mqtt: MQTT? = nil
     ) {
         self.version = version
         self.state = state
@@ -118,6 +120,7 @@ public struct DaemonStatus: Codable, Hashable, Sendable {
         self.fix = fix
         self.clients = clients
         self.counters = counters
+        self.mqtt = mqtt
     }
 
     /// Writes the status as a JSON object (keys sorted).

@@ -96,6 +96,19 @@ enum Formatting {
             "\(counters.fixesReceived) fixes, \(counters.deliveries) deliveries, "
                 + "\(counters.eventsCoalesced) coalesced, \(counters.clientsDropped) clients dropped, "
                 + "\(counters.badRequests) bad requests, \(counters.linesTooLong) lines too long")
+        if let mqtt = status.mqtt {
+            var parts = [mqtt.broker, mqtt.connected ? "connected" : "not connected", "\(mqtt.queued) queued"]
+            if let age = mqtt.oldestQueuedAgeSeconds { parts.append("oldest \(duration(age)) ago") }
+            parts.append("\(mqtt.published) published, \(mqtt.failed) failed, \(mqtt.resent) resent")
+            let dropped = mqtt.dropped
+            parts.append(
+                dropped.total == 0
+                    ? "0 dropped"
+                    : "\(dropped.total) dropped (\(dropped.maxEntries) max-entries, \(dropped.maxBytes) max-bytes, "
+                        + "\(dropped.maxAge) max-age)")
+            row("mqtt:", parts.joined(separator: ", "))
+            row("", "topic \(mqtt.topic), tid \(mqtt.tid)" + (mqtt.lastError.map { "; last error: \($0)" } ?? ""))
+        }
         row("daemon:", "aklocd \(status.version), up \(duration(status.uptimeSeconds))")
         return lines.joined(separator: "\n")
     }

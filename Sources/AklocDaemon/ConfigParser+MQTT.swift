@@ -1,0 +1,136 @@
+import AklocCore
+import AklocMQTT
+
+/// `[mqtt]` keys (docs/configuration.md). Kept beside the parser's other
+/// sections' rules: same strictness, same file:line errors.
+extension ConfigParser.State {
+    mutating func assignMQTT(_ field: ConfigParser.Field) throws(ConfigError) {
+        switch field.key {
+        case "enable":
+            configuration.mqtt.enabled = try field.boolean()
+        case "host":
+            configuration.mqtt.host = try field.host()
+        case "port":
+            configuration.mqtt.port = UInt16(try field.integer(in: 1...65535, expected: "a port number 1-65535"))
+        case "tls":
+            configuration.mqtt.tls = try field.boolean()
+        case "cafile":
+            configuration.mqtt.caFile = try field.absolutePath(
+                expected: "an absolute path to a PEM file", maximumBytes: 4095)
+        case "certfile":
+            configuration.mqtt.certFile = try field.absolutePath(
+                expected: "an absolute path to a PEM file", maximumBytes: 4095)
+        case "keyfile":
+            configuration.mqtt.keyFile = try field.absolutePath(
+                expected: "an absolute path to a PEM file", maximumBytes: 4095)
+        case "username":
+            configuration.mqtt.username = try field.text(expected: "a user name of 1-65535 bytes")
+        case "password":
+            configuration.mqtt.password = try field.text(expected: "a password of 1-65535 bytes")
+        case "password-file":
+            configuration.mqtt.passwordFile = try field.absolutePath(
+                expected: "an absolute path to a file holding the password", maximumBytes: 4095)
+        case "client-id":
+            // MQTT 3.1.1 guarantees brokers accept 23 bytes; mosquitto takes more.
+            configuration.mqtt.clientID = try field.text(expected: "a client id of 1-65535 bytes")
+        case "user":
+            configuration.mqtt.user = try field.topicLevel()
+        case "device":
+            configuration.mqtt.device = try field.topicLevel()
+        case "topic":
+            guard MQTTSettings.isValidTopic(field.value), !field.value.hasSuffix("/") else {
+                throw field.bad("a topic without wildcards (+, #) or a trailing /, such as owntracks/alice/van")
+            }
+            configuration.mqtt.topic = field.value
+        case "tid":
+            // OwnTracks shows the tid in a map marker: two characters by convention.
+            guard (1...8).contains(field.value.count), !field.value.contains(where: { $0 == " " || $0 == "\t" })
+            else { throw field.bad("a tracker id of 1-8 characters, such as \"vn\"") }
+            configuration.mqtt.tid = field.value
+        case "qos":
+            configuration.mqtt.qos = try field.integer(
+                in: 0...1, expected: "0 or 1 (1, the default, is what store-and-forward needs)")
+        case "keepalive":
+            configuration.mqtt.keepalive = try field.integer(in: 5...65535, expected: "a number of seconds 5-65535")
+        case "update-speed":
+            configuration.mqtt.policy.updateSpeed = try field.real(
+                minimum: 0, expected: "a speed in metres per second >= 0")
+        case "min-interval":
+            configuration.mqtt.policy.minInterval = try field.real(minimum: 0, expected: "a number of seconds >= 0")
+        case "max-interval":
+            configuration.mqtt.policy.maxInterval = try field.real(minimum: 0, expected: "a number of seconds >= 0")
+        case "distance-filter":
+            configuration.mqtt.policy.distanceFilter = try field.real(
+                minimum: 0, expected: "a distance in metres >= 0 (0 = off)")
+        case "max-entries":
+            configuration.mqtt.limits.maxEntries = try field.integer(
+                in: 1...10_000_000, expected: "a number of queued fixes 1-10000000")
+        case "max-bytes":
+            configuration.mqtt.limits.maxBytes = try field.size(
+                in: 65536...(512 << 20),
+                expected: "a size in bytes from 64K to 512M (suffixes K, M, G are powers of 1024)")
+        case "max-age":
+            configuration.mqtt.limits.maxAge = try field.real(
+                minimum: 0, exclusive: true, expected: "a number of seconds > 0")
+        default:
+            throw ConfigError(
+                .unknownKey, path: path, line: field.line, section: field.section, key: field.key,
+                message: "expected one of \(Self.keys["mqtt", default: []].joined(separator: ", "))")
+        }
+    }
+
+    /// Settings that are each valid but do not go together.
+    func checkMQTT() throws(ConfigError) {
+        let mqtt = configuration.mqtt
+        if mqtt.password != nil, let line = seen["mqtt.password-file"] {
+            throw ConfigError(
+                .conflictingValues, path: path, line: line, section: "mqtt", key: "password-file",
+                message: "expected password or password-file, not both")
+        }
+        if (mqtt.password != nil || mqtt.passwordFile != nil) && mqtt.username == nil {
+            let line = seen["mqtt.password"] ?? seen["mqtt.password-file"]
+            throw ConfigError(
+                .conflictingValues, path: path, line: line, section: "mqtt",
+                key: mqtt.password != nil ? "password" : "password-file",
+                message: "a password needs a username")
+        }
+        if (mqtt.certFile == nil) != (mqtt.keyFile == nil) {
+            let key = mqtt.certFile == nil ? "keyfile" : "certfile"
+            throw ConfigError(
+                .conflictingValues, path: path, line: seen["mqtt.\(key)"], section: "mqtt", key: key,
+                message: "expected certfile and keyfile together")
+        }
+        for key in ["cafile", "certfile", "keyfile"] where !mqtt.tls {
+            if let line = seen["mqtt.\(key)"] {
+                throw ConfigError(
+                    .conflictingValues, path: path, line: line, section: "mqtt", key: key,
+                    message: "only used with tls = yes")
+            }
+        }
+    }
+}
+
+extension ConfigParser.Field {
+    func boolean() throws(ConfigError) -> Bool {
+        switch value {
+        case "yes", "true", "on", "1": return true
+        case "no", "false", "off", "0": return false
+        default: throw bad("yes or no")
+        }
+    }
+
+    /// Free text such as a password: non-empty, within MQTT's string limit.
+    /// Control characters never reach here (the lexer rejects them).
+    func text(expected: String) throws(ConfigError) -> String {
+        guard !value.isEmpty, value.utf8.count <= 65535 else { throw bad(expected) }
+        return value
+    }
+
+    /// One level of an MQTT topic: no `/`, wildcards or spaces.
+    func topicLevel() throws(ConfigError) -> String {
+        guard !value.isEmpty, value.utf8.count <= 255, !value.contains(where: { "/+# \t".contains($0) }) else {
+            throw bad("one topic level: no /, +, # or spaces")
+        }
+        return value
+    }
+}

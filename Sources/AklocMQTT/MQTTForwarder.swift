@@ -1,0 +1,336 @@
+import AklocCore
+import AklocSystemd
+import Dispatch
+import Glibc
+
+/// Forwards the fixes the engine hands it (it is one more subscriber, with
+/// its own throttle) to an MQTT broker as OwnTracks JSON, losing nothing:
+/// each fix is appended to the journal (fsynced) before it is published, and
+/// leaves the queue only when the broker acknowledges it. While the broker is
+/// unreachable fixes wait, within the limits, and drain in order after a
+/// reconnect (docs/mqtt.md).
+///
+/// Confinement: lives on the daemon's queue like `GPSDSource`; every method
+/// must be called there and every callback (`log`) runs there. Not Sendable.
+public final class MQTTForwarder {
+    public enum LogLevel: Sendable {
+        case debug, info, notice, warning, error
+    }
+
+    /// What `akloc status` shows.
+    public struct Status: Hashable, Sendable {
+        public var connected: Bool
+        /// `mqtt://host:port` or `mqtts://host:port`.
+        public var broker: String
+        public var topic: String
+        public var tid: String
+        public var queued: Int
+        public var queuedBytes: Int
+        /// Seconds since the oldest queued fix was queued; nil when empty.
+        public var oldestQueuedAgeSeconds: Double?
+        /// Fixes the broker acknowledged.
+        public var published: UInt64
+        /// Messages in flight when a connection was lost (they are sent again).
+        public var failed: UInt64
+        /// Fixes sent more than once (after a lost connection or a restart):
+        /// the broker may have delivered them twice, as QoS 1 permits.
+        public var resent: UInt64
+        public var dropped: ForwardQueue.Drops
+        public var lastError: MQTTError?
+    }
+
+    public let settings: MQTTSettings
+    public let identity: MQTTSettings.Identity
+    private let queue: DispatchQueue
+    private let log: (LogLevel, String) -> Void
+    private let wallClock: () -> FixTime
+    private let random: () -> Double
+    private let version: String
+
+    private let journal: QueueJournal
+    private var pending: ForwardQueue
+    private var client: MosquittoClient?
+    private var backoff = ReconnectBackoff()
+    private var reconnectTimer: DispatchSourceTimer?
+    private var started = false
+    private var connectedOnce = false
+    /// Seqs published on some connection and not yet acknowledged: sending one
+    /// again counts as a possible duplicate.
+    private var sentBefore: Set<UInt64> = []
+    private var published: UInt64 = 0
+    private var failed: UInt64 = 0
+    private var resent: UInt64 = 0
+    private var lastError: MQTTError?
+    private var journalBroken = false
+
+    public init(
+        settings: MQTTSettings, identity: MQTTSettings.Identity, stateDirectory: String, queue: DispatchQueue,
+        version: String, log: @escaping (LogLevel, String) -> Void,
+        wallClock: @escaping () -> FixTime,
+        random: @escaping () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.settings = settings
+        self.identity = identity
+        self.queue = queue
+        self.version = version
+        self.log = log
+        self.wallClock = wallClock
+        self.random = random
+        journal = QueueJournal(directory: stateDirectory)
+        pending = ForwardQueue(limits: settings.limits)
+    }
+
+    deinit {
+        reconnectTimer?.cancel()
+    }
+
+    public var status: Status {
+        Status(
+            connected: client?.isConnected ?? false,
+            broker: "\(settings.tls ? "mqtts" : "mqtt")://\(settings.host):\(settings.effectivePort)",
+            topic: identity.topic, tid: identity.tid, queued: pending.count, queuedBytes: pending.bytes,
+            oldestQueuedAgeSeconds: pending.oldest.map {
+                max(0, ForwardQueue.seconds(from: $0.queuedAt, to: wallClock()))
+            },
+            published: published, failed: failed, resent: resent, dropped: pending.drops, lastError: lastError)
+    }
+
+    /// Loads the journal (what a previous run left is published first) and
+    /// connects. A journal that cannot be opened is logged and the forwarder
+    /// runs from memory: fixes still flow, they just do not survive a restart.
+    public func start() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !started else { return }
+        started = true
+        do {
+            let loaded = try journal.open()
+            for warning in loaded.warnings { log(.warning, "\(journal.path): \(warning)") }
+            pending = ForwardQueue(limits: settings.limits, restoring: loaded.entries, nextSeq: loaded.nextSeq)
+            // Whatever a previous run left may have reached the broker already.
+            sentBefore = Set(loaded.entries.map(\.seq))
+            if !loaded.entries.isEmpty {
+                log(.notice, "\(loaded.entries.count) queued fix(es) from the last run will be published first")
+            }
+        } catch {
+            journalBroken = true
+            log(.error, "store-and-forward journal unavailable, queueing in memory only: \(error)")
+        }
+        applyDrops(pending.expire(at: wallClock()))
+        connect()
+    }
+
+    /// A fix from the engine: queued durably, then published when possible.
+    public func accept(_ location: Location, trigger: OwnTracksPayload.Trigger = .timer) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let now = wallClock()
+        let payload = OwnTracksPayload.location(location, tid: identity.tid, trigger: trigger, now: now)
+        let change = pending.append(payload, at: now)
+        if let added = change.added, !journalBroken {
+            do {
+                try journal.append(added)
+            } catch {
+                log(.error, "cannot queue a fix on disk (it stays queued in memory): \(error)")
+            }
+        }
+        if let added = change.added {
+            // One line per accepted fix, so a test (or an administrator
+            // chasing a gap) can check every one arrived.
+            log(.debug, "MQTT queued #\(added.seq) \(String(decoding: added.payload, as: UTF8.self))")
+        }
+        applyDrops(change)
+        pump()
+    }
+
+    /// A clean stop: the retained status says offline, DISCONNECT keeps the
+    /// broker from publishing the will; the queue stays on disk.
+    public func stop() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard started else { return }
+        started = false
+        reconnectTimer?.cancel()
+        reconnectTimer = nil
+        if let client, client.isConnected {
+            _ = try? client.publish(statusMessage(online: false))
+        }
+        client?.disconnect()
+        client = nil
+    }
+
+    // MARK: - Connection
+
+    private func connect() {
+        guard started else { return }
+        reconnectTimer?.cancel()
+        reconnectTimer = nil
+        var password = settings.password
+        if let file = settings.passwordFile {
+            do {
+                password = try Self.readPassword(file)
+            } catch {
+                retryLater(error)
+                return
+            }
+        }
+        let options = MosquittoClient.Options(
+            host: settings.host, port: Int32(settings.effectivePort), keepalive: Int32(settings.keepalive),
+            clientID: identity.clientID, username: settings.username, password: password,
+            tls: settings.tls
+                ? MosquittoClient.Options.TLS(
+                    caFile: settings.caFile, certFile: settings.certFile, keyFile: settings.keyFile) : nil,
+            will: MosquittoClient.Message(
+                topic: identity.topic, payload: OwnTracksPayload.lastWill(connectedAt: wallClock()),
+                qos: Int32(settings.qos), retain: false),
+            connectTimeout: Double(max(10, min(settings.keepalive, 30))))
+        let client = MosquittoClient(options: options, queue: queue)
+        client.onEvent = { [weak self, weak client] event in
+            // Only the current connection's events: message ids restart at 1
+            // with every connection.
+            guard let self, let client, self.client === client else { return }
+            self.clientEvent(event)
+        }
+        self.client = client
+        do {
+            try client.connect()
+        } catch {
+            self.client = nil
+            retryLater(error)
+        }
+    }
+
+    private func clientEvent(_ event: MosquittoClient.Event) {
+        switch event {
+        case .connected:
+            backoff.reset()
+            lastError = nil
+            log(
+                connectedOnce ? .info : .notice,
+                "connected to \(status.broker) as \(identity.clientID), publishing to \(identity.topic)"
+                    + (pending.count > 0 ? " (\(pending.count) queued)" : ""))
+            connectedOnce = true
+            if let client { _ = try? client.publish(statusMessage(online: true)) }
+            pump()
+        case .published(let messageID):
+            guard let seq = pending.acknowledged(messageID: messageID) else { return }
+            published += 1
+            sentBefore.remove(seq)
+            record { () throws(MQTTError) in try journal.remove([seq]) }
+            // Not on every emptying of the queue: in steady state that would
+            // be a rewrite and two fsyncs per fix.
+            if journal.shouldCompact(liveEntries: pending.count) { compact() }
+            pump()
+        case .disconnected(let error):
+            client = nil
+            failed += UInt64(pending.connectionLost())
+            retryLater(error)
+        }
+    }
+
+    private func retryLater(_ error: MQTTError) {
+        let first = lastError == nil
+        lastError = error
+        guard started else { return }
+        let delay = backoff.nextDelay(unitRandom: random())
+        log(
+            first ? .warning : .debug,
+            "MQTT: \(error); retrying in \(Int((delay * 1000).rounded())) ms (\(pending.count) queued)")
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .nanoseconds(Int((delay * 1e9).rounded())))
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.applyDrops(self.pending.expire(at: self.wallClock()))
+            self.connect()
+        }
+        reconnectTimer?.cancel()
+        reconnectTimer = timer
+        timer.resume()
+    }
+
+    /// Publishes queued fixes, oldest first, as far as the window allows.
+    private func pump() {
+        guard let client, client.isConnected else { return }
+        while let entry = pending.nextToPublish() {
+            let messageID: Int32
+            do {
+                messageID = try client.publish(
+                    MosquittoClient.Message(
+                        topic: identity.topic, payload: entry.payload, qos: Int32(settings.qos), retain: false))
+            } catch {
+                log(.warning, "MQTT: \(error)")
+                lastError = error
+                return
+            }
+            pending.sent(entry.seq, messageID: messageID)
+            if !sentBefore.insert(entry.seq).inserted { resent += 1 }
+            // The client may have failed inside publish and called back.
+            guard self.client === client, client.isConnected else { return }
+        }
+    }
+
+    private func statusMessage(online: Bool) -> MosquittoClient.Message {
+        MosquittoClient.Message(
+            topic: identity.topic + "/akloc/status",
+            payload: OwnTracksPayload.status(online: online, tid: identity.tid, version: version, at: wallClock()),
+            qos: Int32(settings.qos), retain: true)
+    }
+
+    // MARK: - Queue bookkeeping
+
+    private func applyDrops(_ change: ForwardQueue.Change) {
+        guard !change.dropped.isEmpty else { return }
+        for reason in ForwardQueue.DropReason.allCases {
+            let seqs = change.dropped.filter { $0.reason == reason }.map(\.seq)
+            guard !seqs.isEmpty else { continue }
+            for seq in seqs { sentBefore.remove(seq) }
+            record { () throws(MQTTError) in try journal.remove(seqs, reason: reason) }
+            log(
+                .warning,
+                "MQTT queue: dropped \(seqs.count) unpublished fix(es), oldest first (\(reason.rawValue) limit); "
+                    + "\(pending.drops.total) dropped since start")
+        }
+    }
+
+    private func compact() {
+        record { () throws(MQTTError) in try journal.compact(pending.entries, nextSeq: pending.nextSeq) }
+    }
+
+    private func record(_ body: () throws(MQTTError) -> Void) {
+        guard !journalBroken else { return }
+        do {
+            try body()
+        } catch {
+            log(.error, "store-and-forward journal: \(error)")
+        }
+    }
+
+    /// A NUL-terminated C buffer as UTF-8 text.
+    static func string(_ buffer: [CChar]) -> String {
+        let bytes = buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func readPassword(_ path: String) throws(MQTTError) -> String {
+        guard let file = fopen(path, "re") else {
+            throw MQTTError(.passwordFileUnreadable, "cannot read \(path): \(Errno.current)")
+        }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard fgets(&buffer, Int32(buffer.count), file) != nil else {
+            throw MQTTError(.passwordFileUnreadable, "\(path) is empty")
+        }
+        var line = Self.string(buffer)
+        while line.hasSuffix("\n") || line.hasSuffix("\r") { line.removeLast() }
+        return line
+    }
+}
+
+extension MQTTSettings {
+    /// The OwnTracks names on this host: the user aklocd runs as, and the
+    /// host name.
+    public func identityOnThisHost() -> Identity {
+        var user = "akloc"
+        if let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name { user = String(cString: name) }
+        var buffer = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&buffer, buffer.count - 1) == 0 ? MQTTForwarder.string(buffer) : "aklocd"
+        return identity(hostUser: user, hostName: host.split(separator: ".").first.map(String.init) ?? host)
+    }
+}

@@ -1,0 +1,375 @@
+import AklocSystemd
+import CMosquitto
+import Dispatch
+import Glibc
+
+/// One MQTT connection through libmosquitto, driven by the daemon's event
+/// loop instead of libmosquitto's own thread (`mosquitto_loop_start` would be
+/// a second loop racing the first): a read source on the socket calls
+/// `mosquitto_loop_read`, a write source that exists only while
+/// `mosquitto_want_write` calls `mosquitto_loop_write`, and a timer calls
+/// `mosquitto_loop_misc` for keepalive. libmosquitto's callbacks run inside
+/// those calls, on the same queue, and reach this object through the
+/// userdata pointer.
+///
+/// Each connection attempt gets a fresh `struct mosquitto`, destroyed when
+/// the connection ends: libmosquitto would otherwise resend its own copy of
+/// unacknowledged messages on reconnect, beside the forwarder's replay.
+/// Reconnecting is the owner's decision (`MQTTForwarder`, with backoff).
+///
+/// Confinement: every method must be called on `queue`, and every callback
+/// runs on it. Not Sendable.
+final class MosquittoClient {
+    enum Event {
+        /// CONNACK accepted.
+        case connected
+        /// The attempt failed or the connection ended; the client is idle again.
+        case disconnected(MQTTError)
+        /// The broker acknowledged a QoS 1 message (PUBACK), or a QoS 0
+        /// message was written to the socket.
+        case published(messageID: Int32)
+    }
+
+    struct Options {
+        var host: String
+        var port: Int32
+        var keepalive: Int32
+        var clientID: String
+        var username: String?
+        var password: String?
+        var tls: TLS?
+        var will: Message?
+        /// Seconds for TCP, TLS and CONNACK together.
+        var connectTimeout: Double
+
+        struct TLS {
+            var caFile: String?
+            var certFile: String?
+            var keyFile: String?
+        }
+    }
+
+    struct Message {
+        var topic: String
+        var payload: [UInt8]
+        var qos: Int32
+        var retain: Bool
+    }
+
+    var onEvent: ((Event) -> Void)?
+    private(set) var isConnected = false
+    var isIdle: Bool { mosq == nil }
+
+    private let options: Options
+    private let queue: DispatchQueue
+    private var mosq: OpaquePointer?
+    private var socket: WatchedSocket?
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var timer: DispatchSourceTimer?
+    private var connectDeadline: DispatchTime?
+    /// The failure seen inside a libmosquitto call, reported once the call returns.
+    private var pendingFailure: MQTTError?
+    /// Inside `mosquitto_publish`.
+    private var publishing = false
+    /// Acknowledgements that came inside `mosquitto_publish`, and the source
+    /// that reports them once it returned.
+    private var deferredPublished: [Int32] = []
+    private var deferredSource: DispatchSourceUserDataAdd?
+
+    private static let libraryReady: Bool = {
+        mosquitto_lib_init()
+        return true
+    }()
+
+    init(options: Options, queue: DispatchQueue) {
+        self.options = options
+        self.queue = queue
+        _ = Self.libraryReady
+    }
+
+    deinit {
+        // Sources are cancelled without their handlers touching `self`.
+        readSource?.cancel()
+        writeSource?.cancel()
+        timer?.cancel()
+        deferredSource?.cancel()
+        if let mosq { mosquitto_destroy(mosq) }
+    }
+
+    /// Starts a connection attempt; `.connected` or `.disconnected` follows.
+    func connect() throws(MQTTError) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard mosq == nil else { return }
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        guard let handle = mosquitto_new(options.clientID, true, userdata) else {
+            throw MQTTError(.setupFailed, "mosquitto_new failed: \(Errno.current)")
+        }
+        mosq = handle
+        do {
+            try configure(handle)
+        } catch {
+            release()
+            throw error
+        }
+        let rc = mosquitto_connect_async(handle, options.host, options.port, options.keepalive)
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            release()
+            throw MQTTError(.connectFailed, "cannot connect to \(options.host):\(options.port): \(Self.describe(rc))")
+        }
+        let fd = mosquitto_socket(handle)
+        guard fd >= 0, let watched = WatchedSocket(duplicating: fd) else {
+            release()
+            throw MQTTError(.connectFailed, "no socket for \(options.host):\(options.port)")
+        }
+        socket = watched
+        let read = DispatchSource.makeReadSource(fileDescriptor: watched.fd, queue: queue)
+        read.setEventHandler { [weak self] in self?.readable() }
+        read.setCancelHandler { watched.release() }
+        watched.retain()
+        readSource = read
+        read.resume()
+        connectDeadline = .now() + .nanoseconds(Int(options.connectTimeout * 1e9))
+        let tick = DispatchSource.makeTimerSource(queue: queue)
+        tick.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
+        tick.setEventHandler { [weak self] in self?.tick() }
+        timer = tick
+        tick.resume()
+        let deferred = DispatchSource.makeUserDataAddSource(queue: queue)
+        deferred.setEventHandler { [weak self] in self?.reportDeferred() }
+        deferredSource = deferred
+        deferred.resume()
+        updateWriteInterest()
+    }
+
+    /// Queues a message; returns its message id. Only while connected.
+    func publish(_ message: Message) throws(MQTTError) -> Int32 {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let mosq, isConnected else { throw MQTTError(.publishFailed, "not connected") }
+        var mid: Int32 = 0
+        publishing = true
+        defer { publishing = false }
+        let rc = message.payload.withUnsafeBytes { bytes in
+            mosquitto_publish(
+                mosq, &mid, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
+        }
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            throw MQTTError(.publishFailed, "mosquitto_publish to \(message.topic): \(Self.describe(rc))")
+        }
+        // mosquitto_publish tries one write itself; whatever is left waits
+        // for the socket to become writable.
+        updateWriteInterest()
+        return mid
+    }
+
+    /// Sends DISCONNECT (so the broker does not publish the will) with
+    /// whatever is queued before it, as far as the socket takes it now,
+    /// then closes. Emits no event.
+    func disconnect() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let mosq else { return }
+        if isConnected {
+            mosquitto_disconnect(mosq)
+            _ = mosquitto_loop_write(mosq, 16)
+        }
+        release()
+    }
+
+    // MARK: - libmosquitto callbacks (inside loop_read/write/misc, on `queue`)
+
+    fileprivate func connectCallback(_ rc: Int32) {
+        guard rc == 0 else {
+            pendingFailure = MQTTError(
+                .connectionRefused,
+                "\(options.host):\(options.port) refused the connection: \(String(cString: mosquitto_connack_string(rc)))"
+            )
+            return
+        }
+        isConnected = true
+        connectDeadline = nil
+        onEvent?(.connected)
+    }
+
+    fileprivate func disconnectCallback(_ rc: Int32) {
+        if pendingFailure == nil {
+            pendingFailure = MQTTError(
+                .connectionLost, "connection to \(options.host):\(options.port) lost: \(Self.describe(rc))")
+        }
+    }
+
+    fileprivate func publishCallback(_ mid: Int32) {
+        guard publishing else {
+            onEvent?(.published(messageID: mid))
+            return
+        }
+        // A QoS 0 message can be written, and reported, inside
+        // mosquitto_publish, before the caller knows its message id: report
+        // it on the next turn of the loop (dropped if the connection ends first).
+        deferredPublished.append(mid)
+        deferredSource?.add(data: 1)
+    }
+
+    private func reportDeferred() {
+        let mids = deferredPublished
+        deferredPublished.removeAll()
+        for mid in mids where mosq != nil { onEvent?(.published(messageID: mid)) }
+    }
+
+    // MARK: - Driving the loop
+
+    private func readable() {
+        guard let mosq else { return }
+        let rc = mosquitto_loop_read(mosq, 64)
+        finish(rc, "read")
+    }
+
+    private func writable() {
+        guard let mosq else { return }
+        var rc = mosquitto_loop_write(mosq, 64)
+        // While a TLS handshake is pending, libmosquitto only advances it
+        // from loop_read; a handshake step may be waiting for writability.
+        if rc == MOSQ_ERR_SUCCESS.rawValue, options.tls != nil, !isConnected { rc = mosquitto_loop_read(mosq, 1) }
+        finish(rc, "write")
+    }
+
+    private func tick() {
+        guard let mosq else { return }
+        if let connectDeadline, DispatchTime.now() > connectDeadline {
+            fail(
+                MQTTError(
+                    .connectFailed,
+                    "no CONNACK from \(options.host):\(options.port) within \(Int(options.connectTimeout)) s"))
+            return
+        }
+        finish(mosquitto_loop_misc(mosq), "keepalive")
+    }
+
+    /// After a loop call: a failure (from its return code or a callback)
+    /// ends the connection; otherwise the write interest follows libmosquitto.
+    private func finish(_ rc: Int32, _ what: String) {
+        if let failure = pendingFailure {
+            fail(failure)
+        } else if rc != MOSQ_ERR_SUCCESS.rawValue, rc != MOSQ_ERR_CONN_PENDING.rawValue {
+            fail(
+                MQTTError(
+                    isConnected ? .connectionLost : .connectFailed,
+                    "\(options.host):\(options.port) (\(what)): \(Self.describe(rc))"))
+        } else {
+            updateWriteInterest()
+        }
+    }
+
+    private func fail(_ error: MQTTError) {
+        release()
+        onEvent?(.disconnected(error))
+    }
+
+    private func updateWriteInterest() {
+        guard let mosq, let socket else { return }
+        let wanted = mosquitto_want_write(mosq)
+        if wanted, writeSource == nil {
+            let write = DispatchSource.makeWriteSource(fileDescriptor: socket.fd, queue: queue)
+            write.setEventHandler { [weak self] in self?.writable() }
+            socket.retain()
+            write.setCancelHandler { socket.release() }
+            writeSource = write
+            write.resume()
+        } else if !wanted, let writeSource {
+            writeSource.cancel()
+            self.writeSource = nil
+        }
+    }
+
+    /// Cancels the sources (the duplicated fd closes once both cancel
+    /// handlers ran) and destroys the libmosquitto handle.
+    private func release() {
+        readSource?.cancel()
+        writeSource?.cancel()
+        timer?.cancel()
+        deferredSource?.cancel()
+        readSource = nil
+        writeSource = nil
+        timer = nil
+        deferredSource = nil
+        deferredPublished.removeAll()
+        socket = nil
+        connectDeadline = nil
+        pendingFailure = nil
+        isConnected = false
+        if let mosq { mosquitto_destroy(mosq) }
+        mosq = nil
+    }
+
+    private func configure(_ handle: OpaquePointer) throws(MQTTError) {
+        mosquitto_connect_callback_set(handle) { _, userdata, rc in
+            guard let userdata else { return }
+            Unmanaged<MosquittoClient>.fromOpaque(userdata).takeUnretainedValue().connectCallback(rc)
+        }
+        mosquitto_disconnect_callback_set(handle) { _, userdata, rc in
+            guard let userdata else { return }
+            Unmanaged<MosquittoClient>.fromOpaque(userdata).takeUnretainedValue().disconnectCallback(rc)
+        }
+        mosquitto_publish_callback_set(handle) { _, userdata, mid in
+            guard let userdata else { return }
+            Unmanaged<MosquittoClient>.fromOpaque(userdata).takeUnretainedValue().publishCallback(mid)
+        }
+        // MQTT 3.1.1: what OwnTracks Recorder, Home Assistant and every broker speak.
+        try check(mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311), "protocol version")
+        if let username = options.username {
+            try check(mosquitto_username_pw_set(handle, username, options.password), "username/password")
+        }
+        if let tls = options.tls {
+            // Without a CA file, the system's trust store: libmosquitto needs
+            // a CA file or directory to turn TLS on at all.
+            let caPath = tls.caFile == nil ? Self.systemCertificateDirectory : nil
+            try check(mosquitto_tls_set(handle, tls.caFile, caPath, tls.certFile, tls.keyFile, nil), "TLS files")
+        }
+        if let will = options.will {
+            let rc = will.payload.withUnsafeBytes { bytes in
+                mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos, will.retain)
+            }
+            try check(rc, "last will")
+        }
+    }
+
+    private func check(_ rc: Int32, _ what: String) throws(MQTTError) {
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            throw MQTTError(.setupFailed, "libmosquitto refused the \(what): \(Self.describe(rc))")
+        }
+    }
+
+    /// Debian's hashed directory of trusted CA certificates (ca-certificates).
+    static let systemCertificateDirectory = "/etc/ssl/certs"
+
+    static func describe(_ rc: Int32) -> String {
+        if rc == MOSQ_ERR_ERRNO.rawValue { return Errno.current.description }
+        return String(cString: mosquitto_strerror(rc))
+    }
+}
+
+/// A duplicate of libmosquitto's socket for the dispatch sources to watch.
+/// libmosquitto closes its own descriptor whenever it decides the
+/// connection is over, possibly while a source is still registered on it;
+/// the duplicate stays open until every source watching it is cancelled, so
+/// a source never watches a closed or reused descriptor.
+private final class WatchedSocket {
+    let fd: Int32
+    private var references = 1
+
+    init?(duplicating original: Int32) {
+        let copy = fcntl(original, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { return nil }
+        fd = copy
+    }
+
+    func retain() { references += 1 }
+
+    func release() {
+        references -= 1
+        if references == 0 { Syscall.close(fd) }
+    }
+
+    deinit {
+        if references > 0 { Syscall.close(fd) }
+    }
+}

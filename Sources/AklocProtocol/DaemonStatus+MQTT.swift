@@ -1,0 +1,59 @@
+extension DaemonStatus {
+    /// The MQTT forwarder in a `status` reply (docs/mqtt.md); absent when
+    /// `[mqtt]` is off, and from daemons older than the forwarder.
+    public struct MQTT: Codable, Hashable, Sendable {
+        /// e.g. `mqtts://broker.example.org:8883`.
+        public var broker: String
+        public var topic: String
+        public var tid: String
+        public var connected: Bool
+        /// Fixes waiting for the broker's acknowledgement.
+        public var queued: Int
+        public var queuedBytes: Int
+        /// Seconds since the oldest queued fix was queued; absent when the queue is empty.
+        public var oldestQueuedAgeSeconds: Double?
+        /// Fixes the broker acknowledged, since the daemon started.
+        public var published: UInt64
+        /// Messages in flight when a connection was lost (each is sent again).
+        public var failed: UInt64
+        /// Fixes sent more than once: possible duplicates at the broker, as QoS 1 permits.
+        public var resent: UInt64
+        /// Fixes dropped unpublished by the queue limits, per limit.
+        public var dropped: Dropped
+        /// Why the last connection attempt or connection failed, while not connected.
+        public var lastError: String?
+
+        public struct Dropped: Codable, Hashable, Sendable {
+            public var maxEntries: UInt64
+            public var maxBytes: UInt64
+            public var maxAge: UInt64
+
+            public init(maxEntries: UInt64 = 0, maxBytes: UInt64 = 0, maxAge: UInt64 = 0) {
+                self.maxEntries = maxEntries
+                self.maxBytes = maxBytes
+                self.maxAge = maxAge
+            }
+
+            public var total: UInt64 { maxEntries + maxBytes + maxAge }
+        }
+
+        public init(
+            broker: String, topic: String, tid: String, connected: Bool, queued: Int, queuedBytes: Int,
+            oldestQueuedAgeSeconds: Double?, published: UInt64, failed: UInt64, resent: UInt64, dropped: Dropped,
+            lastError: String?
+        ) {
+            self.broker = broker
+            self.topic = topic
+            self.tid = tid
+            self.connected = connected
+            self.queued = queued
+            self.queuedBytes = queuedBytes
+            self.oldestQueuedAgeSeconds = oldestQueuedAgeSeconds
+            self.published = published
+            self.failed = failed
+            self.resent = resent
+            self.dropped = dropped
+            self.lastError = lastError
+        }
+    }
+}

@@ -1,0 +1,2 @@
+// libmosquitto (apt libmosquitto-dev), used only by AklocMQTT.
+#include <mosquitto.h>

@@ -1,0 +1,123 @@
+import AklocCore
+import AklocMQTT
+import Testing
+
+@testable import AklocDaemon
+
+private let path = "/etc/akloc/akloc.conf"
+
+private func failure(_ text: String) -> ConfigError? {
+    do {
+        _ = try ConfigParser.parse(text, path: path)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+@Suite struct ConfigParserMQTTTests {
+    @Test func defaultsAreOffWithQoS1() throws {
+        let mqtt = try ConfigParser.parse("", path: path).mqtt
+        #expect(mqtt == MQTTSettings())
+        #expect(!mqtt.enabled)
+        #expect(mqtt.qos == 1)
+        #expect(mqtt.keepalive == 60)
+        #expect(mqtt.policy.minInterval == 30)
+        #expect(mqtt.policy.maxInterval == 300)
+        #expect(mqtt.limits == ForwardQueue.Limits())
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let mqtt = try ConfigParser.parse(
+            """
+            [mqtt]
+            enable = yes
+            host = broker.example.org
+            port = 18883
+            tls = yes
+            cafile = /etc/akloc/ca.pem
+            certfile = /etc/akloc/client.pem
+            keyfile = /etc/akloc/client.key
+            username = van7
+            password-file = /etc/akloc/mqtt-password
+            client-id = akloc-van7
+            user = fleet
+            device = van7
+            topic = owntracks/fleet/van7
+            tid = v7
+            qos = 0
+            keepalive = 30
+            update-speed = 2
+            min-interval = 10
+            max-interval = 600
+            distance-filter = 25
+            max-entries = 5000
+            max-bytes = 4M
+            max-age = 86400
+            """, path: path
+        ).mqtt
+        #expect(mqtt.enabled)
+        #expect(mqtt.host == "broker.example.org")
+        #expect(mqtt.port == 18883)
+        #expect(mqtt.tls)
+        #expect(mqtt.caFile == "/etc/akloc/ca.pem")
+        #expect(mqtt.certFile == "/etc/akloc/client.pem")
+        #expect(mqtt.keyFile == "/etc/akloc/client.key")
+        #expect(mqtt.username == "van7")
+        #expect(mqtt.passwordFile == "/etc/akloc/mqtt-password")
+        #expect(mqtt.clientID == "akloc-van7")
+        #expect(mqtt.user == "fleet")
+        #expect(mqtt.device == "van7")
+        #expect(mqtt.topic == "owntracks/fleet/van7")
+        #expect(mqtt.tid == "v7")
+        #expect(mqtt.qos == 0)
+        #expect(mqtt.keepalive == 30)
+        #expect(mqtt.policy.updateSpeed == 2)
+        #expect(mqtt.policy.minInterval == 10)
+        #expect(mqtt.policy.maxInterval == 600)
+        #expect(mqtt.policy.distanceFilter == 25)
+        #expect(mqtt.limits == ForwardQueue.Limits(maxEntries: 5000, maxBytes: 4 << 20, maxAge: 86400))
+    }
+
+    @Test func passwordCanBeQuoted() throws {
+        let mqtt = try ConfigParser.parse(
+            "[mqtt]\nusername = a\npassword = \"two words\"\n", path: path
+        ).mqtt
+        #expect(mqtt.password == "two words")
+    }
+
+    @Test(arguments: [
+        ("[mqtt]\nenable = maybe\n", 2, "enable", ConfigError.Code.badValue),
+        ("[mqtt]\nport = 0\n", 2, "port", .badValue),
+        ("[mqtt]\nqos = 2\n", 2, "qos", .badValue),
+        ("[mqtt]\ntopic = owntracks/#\n", 2, "topic", .badValue),
+        ("[mqtt]\ntopic = owntracks/a/\n", 2, "topic", .badValue),
+        ("[mqtt]\ntid = much-too-long\n", 2, "tid", .badValue),
+        ("[mqtt]\nuser = a/b\n", 2, "user", .badValue),
+        ("[mqtt]\nkeepalive = 1\n", 2, "keepalive", .badValue),
+        ("[mqtt]\nmax-bytes = 10\n", 2, "max-bytes", .badValue),
+        ("[mqtt]\nmax-age = 0\n", 2, "max-age", .badValue),
+        ("[mqtt]\ncafile = relative.pem\n", 2, "cafile", .badValue),
+        ("[mqtt]\nhostname = x\n", 2, "hostname", .unknownKey),
+        ("[mqtt]\nhost = a\nhost = b\n", 3, "host", .duplicateKey),
+        ("[mqtt]\nmin-interval = 60\nmax-interval = 30\n", 3, "max-interval", .conflictingValues),
+        ("[mqtt]\nusername = u\npassword = p\npassword-file = /p\n", 4, "password-file", .conflictingValues),
+        ("[mqtt]\npassword = p\n", 2, "password", .conflictingValues),
+        ("[mqtt]\ntls = yes\ncertfile = /c.pem\n", 3, "certfile", .conflictingValues),
+        ("[mqtt]\ncafile = /ca.pem\n", 2, "cafile", .conflictingValues),
+    ])
+    func badSettingsNameTheirLine(text: String, line: Int, key: String, code: ConfigError.Code) throws {
+        let error = try #require(failure(text))
+        #expect(error.code == code)
+        #expect(error.line == line)
+        #expect(error.section == "mqtt")
+        #expect(error.key == key)
+        #expect(error.description.hasPrefix("\(path):\(line): [mqtt] \(key): "))
+    }
+
+    @Test func mqttThrottleDoesNotTouchTheDefaultPolicy() throws {
+        let configuration = try ConfigParser.parse("[mqtt]\nmin-interval = 1\n", path: path)
+        #expect(configuration.mqtt.policy.minInterval == 1)
+        #expect(configuration.throttle.policy == ThrottlePolicy())
+    }
+}

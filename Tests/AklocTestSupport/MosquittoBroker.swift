@@ -1,0 +1,185 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A private `mosquitto` broker for integration tests, on a free loopback
+/// port, with its config, persistence and (optional) TLS and password files
+/// in a temporary folder. Never the system's broker: stopped by pid, the
+/// folder removed by `stop()`. `restart()` brings it back on the same port
+/// with its persisted sessions, as a broker outage would.
+public final class MosquittoBroker: @unchecked Sendable {
+    // @unchecked: `process` is replaced only by the test thread that owns the broker.
+
+    public struct Options: Sendable {
+        /// Server certificate and key (PEM) for a TLS listener.
+        public var tls: (certFile: String, keyFile: String)?
+        /// A mosquitto password file; anonymous clients are refused with one.
+        public var passwordFile: String?
+
+        public init(tls: (certFile: String, keyFile: String)? = nil, passwordFile: String? = nil) {
+            self.tls = tls
+            self.passwordFile = passwordFile
+        }
+    }
+
+    public let port: UInt16
+    public let directory: URL
+    public private(set) var process: TestProcess
+    private let configPath: String
+
+    public static var available: Bool {
+        ["mosquitto", "mosquitto_sub", "mosquitto_passwd"].allSatisfy {
+            TestProcess.which($0) != nil || access("/usr/sbin/" + $0, X_OK) == 0
+        }
+    }
+
+    public static var missingMessage: String {
+        "missing mosquitto, mosquitto_sub or mosquitto_passwd (Debian: apt install mosquitto mosquitto-clients)"
+    }
+
+    public init(options: Options = Options()) throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("akloc-mosquitto-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = FreePort.loopbackTCP()
+        configPath = directory.appendingPathComponent("mosquitto.conf").path
+        var lines = [
+            "listener \(port) 127.0.0.1",
+            // Sessions and queued QoS 1 messages survive `restart()`.
+            "persistence true",
+            // Started as root, mosquitto would switch to the `mosquitto` user
+            // and could then neither save its sessions here nor read the
+            // test's key files; as anyone else this line does nothing.
+            "user root",
+            "persistence_location \(directory.path)/",
+            "log_dest stderr",
+            "log_type error",
+            "log_type warning",
+            "log_type notice",
+            "max_queued_messages 100000",
+        ]
+        if let tls = options.tls {
+            lines += ["certfile \(tls.certFile)", "keyfile \(tls.keyFile)"]
+        }
+        if let passwordFile = options.passwordFile {
+            lines += ["allow_anonymous false", "password_file \(passwordFile)"]
+        } else {
+            lines.append("allow_anonymous true")
+        }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: configPath, atomically: true, encoding: .utf8)
+        process = try MosquittoBroker.launch(configPath)
+        try waitUntilListening()
+    }
+
+    deinit { stop() }
+
+    static func launch(_ configPath: String) throws -> TestProcess {
+        let binary = TestProcess.which("mosquitto") ?? "/usr/sbin/mosquitto"
+        return try TestProcess(binary, ["-c", configPath])
+    }
+
+    public func waitUntilListening(timeout: Double = 10) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if FreePort.isListening(port) { return }
+            guard process.isRunning else {
+                throw SocketClient.Failure("mosquitto exited: \(process.stderr())")
+            }
+            usleep(10_000)
+        }
+        throw SocketClient.Failure("mosquitto did not listen on \(port) within \(timeout) s: \(process.stderr())")
+    }
+
+    /// SIGTERM (mosquitto saves its sessions) and wait for the exit.
+    public func halt() {
+        process.signal(SIGTERM)
+        if process.waitForExit(timeout: 10) == nil { process.kill() }
+    }
+
+    /// Starts it again on the same port with the same config and persistence.
+    public func restart() throws {
+        halt()
+        process = try MosquittoBroker.launch(configPath)
+        try waitUntilListening()
+    }
+
+    public func stop() {
+        process.kill()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// `mosquitto_sub -v -t '#'` on a broker: every message's topic and payload,
+/// in arrival order. Its session is persistent (`-c`, QoS 1), so messages
+/// published while it reconnects after a broker restart still reach it.
+public final class MQTTSubscriber: @unchecked Sendable {
+    // @unchecked: only immutable state and a TestProcess.
+    public let process: TestProcess
+
+    public struct Message: Sendable {
+        public var topic: String
+        public var payload: String
+
+        /// The payload as a JSON object, or nil.
+        public var json: [String: Any]? {
+            (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any]
+        }
+    }
+
+    public init(port: UInt16, topic: String = "#", extraArguments: [String] = []) throws {
+        process = try TestProcess(
+            "mosquitto_sub",
+            [
+                "-h", "127.0.0.1", "-p", String(port), "-v", "-t", topic, "-q", "1", "-c",
+                "-i", "akloc-test-\(UUID().uuidString.prefix(8))",
+            ] + extraArguments)
+    }
+
+    deinit { process.kill() }
+
+    public func stop() { process.kill() }
+
+    public func messages() -> [Message] {
+        process.stdout().split(separator: "\n").compactMap { line -> Message? in
+            let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2 else { return nil }
+            return Message(topic: String(parts[0]), payload: String(parts[1]))
+        }
+    }
+
+    /// Waits (bounded, polling the captured output) until `done` holds for
+    /// the messages so far; returns them, or throws on timeout.
+    @discardableResult
+    public func waitFor(timeout: Double, _ what: String, _ done: ([Message]) -> Bool) throws -> [Message] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let messages = messages()
+            if done(messages) { return messages }
+            guard Date() < deadline else {
+                throw SocketClient.Failure(
+                    "timed out after \(timeout) s waiting for \(what); \(messages.count) messages so far; "
+                        + "mosquitto_sub stderr: \(process.stderr())")
+            }
+            guard process.isRunning else {
+                throw SocketClient.Failure("mosquitto_sub exited: \(process.stderr())")
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// Waits until the subscription is live: a retained or fresh message on
+    /// `probe` (published by the caller) comes back.
+    public func waitUntilSubscribed(port: UInt16, timeout: Double = 10, publishArguments: [String] = []) throws {
+        let probe = "akloc-test/probe/\(UUID().uuidString.prefix(8))"
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let publisher = try TestProcess(
+                "mosquitto_pub", ["-h", "127.0.0.1", "-p", String(port), "-t", probe, "-m", "ping"] + publishArguments)
+            publisher.waitForExit(timeout: 5)
+            if (try? waitFor(timeout: 0.5, "the probe", { $0.contains { $0.topic == probe } })) != nil { return }
+        }
+        throw SocketClient.Failure("mosquitto_sub never saw its probe: \(process.stderr())")
+    }
+}
