@@ -15,12 +15,15 @@ public final class DaemonProcess: @unchecked Sendable {
     public private(set) var process: TestProcess
     private let arguments: [String]
     private let environment: [String: String]
+    private let launcher: [String]
 
     /// Starts aklocd reading gpsd at `gpsdPort` with `config` as its config
     /// file text, and waits (bounded) until its socket accepts connections.
+    /// `launcher` runs aklocd through another program, e.g.
+    /// `["prlimit", "--nofile=256:4096", "--"]`.
     public init(
         gpsdPort: UInt16, config: String = "", extraArguments: [String] = [], environment: [String: String] = [:],
-        waitForSocket: Bool = true
+        launcher: [String] = [], waitForSocket: Bool = true
     ) throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("akloc-daemon-\(UUID().uuidString.prefix(8))")
@@ -37,7 +40,8 @@ public final class DaemonProcess: @unchecked Sendable {
                 "--config", configPath, "--log-level", "debug",
             ] + extraArguments
         self.environment = environment
-        process = try TestProcess(Binaries.aklocd, arguments, environment: environment)
+        self.launcher = launcher
+        process = try Self.launch(launcher, arguments, environment)
         if waitForSocket { try waitUntilServing() }
     }
 
@@ -68,8 +72,18 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Starts the same daemon again (same socket, state and config), e.g. after a kill.
     public func restart() throws {
         process.kill()
-        process = try TestProcess(Binaries.aklocd, arguments, environment: environment)
+        process = try Self.launch(launcher, arguments, environment)
         try waitUntilServing()
+    }
+
+    private static func launch(
+        _ launcher: [String], _ arguments: [String], _ environment: [String: String]
+    ) throws -> TestProcess {
+        guard let program = launcher.first else {
+            return try TestProcess(Binaries.aklocd, arguments, environment: environment)
+        }
+        return try TestProcess(
+            program, Array(launcher.dropFirst()) + [Binaries.aklocd] + arguments, environment: environment)
     }
 
     /// SIGTERM and wait for the exit code (nil if it did not exit within `timeout`).
