@@ -6,6 +6,13 @@ import Testing
     import Glibc
 #endif
 
+/// The suites that make real accounts and replay captures through gpsfake,
+/// nested here so they run one test at a time across suites: gpsfake feeds
+/// 1.4 s after it starts whether or not aklocd is there, the tests share
+/// the passwd database, and the load test wants the two cores to itself.
+@Suite(.serialized, .enabled(if: AuthorizationStage.shouldRun, .init(rawValue: AuthorizationStage.skipMessage)))
+enum RealUsers {}
+
 /// One end-to-end setting for the authorization and lifecycle tests: real
 /// users and groups, a real gpsd (gpsfake replaying a bundled capture) and
 /// the real aklocd, all removed by `tearDown()`.
