@@ -83,6 +83,7 @@ extension Daemon {
         }
         clients.removeAll()
         source?.stop()
+        resumeAccepting()  // a suspended source must not be left suspended
         listenSource?.cancel()
         if !activatedSocket { unlink(socketPath) }
         exit(0)

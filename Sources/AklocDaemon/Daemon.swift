@@ -35,6 +35,8 @@ actor Daemon {
     var source: GPSDSource?
     var listener: UnixSocket?
     var listenSource: DispatchSourceRead?
+    /// The listening source is suspended after a failed accept (see `acceptPending`).
+    var acceptSuspended = false
     var activatedSocket = false
     let timer: DispatchSourceTimer
     var watchdogTimer: DispatchSourceTimer?
