@@ -185,4 +185,53 @@ extension RealUsers.AuthorizationTests {
         #expect((summary["replies"] as? Int ?? 0) >= connections)
         #expect(stage.daemon!.process.isRunning)
     }
+
+    /// aklocd out of descriptors (a hard limit too low to raise) stops
+    /// accepting rather than spinning on EMFILE: its clients are still
+    /// answered, the failure is logged once per pause rather than per
+    /// wake-up, and peers waiting in the backlog get in as others leave.
+    @Test func outOfDescriptorsAklocdWaitsForAClientToLeave() throws {
+        guard AuthorizationStage.requireTools() else { return }
+        let stage = AuthorizationStage()
+        defer { stage.tearDown() }
+        let crowd = try stage.accounts.addUser()
+        let prlimit = TestProcess.which("prlimit") ?? "/usr/bin/prlimit"
+        try stage.start(config: "", log: nil, launcher: [prlimit, "--nofile=64:64", "--"])
+        let (root, _) = try stage.connectAsRoot()
+
+        // The listen backlog takes them all; aklocd accepts what its limit allows.
+        var peers = try PeerConnector.connect(stage.socketPath, uid: crowd.uid, gid: crowd.gid, count: 70)
+        var greeted: [SocketClient] = []
+        var waiting: [SocketClient] = []
+        for peer in peers {
+            // Accepted in connect order: after the first without a hello, none has one.
+            if waiting.isEmpty, (try? peer.readLine(timeout: 2)) != nil {
+                greeted.append(peer)
+            } else {
+                waiting.append(peer)
+            }
+        }
+        peers.removeAll()  // only `greeted` and `waiting` hold them now
+        try #require(
+            !greeted.isEmpty && !waiting.isEmpty && greeted.count > waiting.count + 2,
+            "\(greeted.count) greeted, \(waiting.count) waiting")
+        for _ in 0..<20 { #expect(try root.request("status", timeout: 5).ok, "aklocd busy at its limit") }
+
+        greeted.removeFirst(waiting.count + 2)  // closed: aklocd sees them leave
+        for (index, peer) in waiting.enumerated() {
+            do {
+                #expect(try peer.readMessage(timeout: 10).event == "hello")
+            } catch {
+                let log = stage.daemon!.process.stderr().split(separator: "\n").suffix(30).joined(separator: "\n")
+                Issue.record("waiting peer \(index) of \(waiting.count): \(error)\n\(log)")
+                break
+            }
+        }
+        #expect(try root.request("status").ok)
+        let failures = stage.daemon!.process.stderr().components(separatedBy: "accept failed").count - 1
+        print(
+            "out of descriptors: \(greeted.count + waiting.count + 2) peers, \(waiting.count) waited; "
+                + "\(failures) accept failures logged")
+        #expect(failures >= 1 && failures < 40, "\(failures) accept failures logged: spinning?")
+    }
 }
