@@ -6,7 +6,9 @@ import Glibc
 extension Daemon {
     /// Serves the socket (systemd's, or one it binds), installs the signal
     /// handlers and the engine timer, connects to gpsd, then says READY=1.
-    func start(activatedFD: Int32?) throws(SocketError) {
+    /// In-process tests pass `handlingSignals: false`, so the test runner
+    /// keeps its own SIGTERM, SIGINT and SIGHUP.
+    func start(activatedFD: Int32?, handlingSignals: Bool = true) throws(SocketError) {
         let listener: UnixSocket
         if let activatedFD {
             listener = UnixSocket.adopt(fd: activatedFD)
@@ -24,7 +26,8 @@ extension Daemon {
         timer.schedule(deadline: .distantFuture)
         timer.activate()
 
-        for (signalNumber, action) in [(SIGTERM, SignalAction.stop), (SIGINT, .stop), (SIGHUP, .reload)] {
+        let signals = handlingSignals ? [(SIGTERM, SignalAction.stop), (SIGINT, .stop), (SIGHUP, .reload)] : []
+        for (signalNumber, action) in signals {
             signal(signalNumber, SIG_IGN)
             let signalSource = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
             signalSource.setEventHandler { [weak self] in self?.assumeIsolated { $0.received(action) } }
@@ -70,6 +73,13 @@ extension Daemon {
     /// SIGTERM/SIGINT: clients hear `daemonStopping`, state is flushed, exit 0.
     func stop() {
         guard !stopping else { return }
+        shutDown()
+        exit(0)
+    }
+
+    /// Everything `stop` does but exit (in-process tests end a daemon with it).
+    func shutDown() {
+        guard !stopping else { return }
         stopping = true
         serviceStopping()
         log(.notice, "stopping")
@@ -83,9 +93,12 @@ extension Daemon {
         }
         clients.removeAll()
         source?.stop()
+        sessions.stop()
+        timer.cancel()
+        watchdogTimer?.cancel()
+        for signalSource in signalSources { signalSource.cancel() }
         resumeAccepting()  // a suspended source must not be left suspended
         listenSource?.cancel()
         if !activatedSocket { unlink(socketPath) }
-        exit(0)
     }
 }
