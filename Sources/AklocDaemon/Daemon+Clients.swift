@@ -55,6 +55,7 @@ extension Daemon {
             self?.assumeIsolated { $0.clientReadable(id) }
         }
         clients[id] = client
+        connectionsPerUID[credentials.uid, default: 0] += 1
         log(
             .debug, "client \(id) connected",
             ["AKLOC_CLIENT_UID": "\(credentials.uid)", "AKLOC_CLIENT_PID": "\(credentials.pid)"])
@@ -122,6 +123,13 @@ extension Daemon {
     func disconnect(_ id: SubscriberID, reason: String?) {
         guard let client = clients.removeValue(forKey: id) else { return }
         client.close()
+        let uid = client.credentials.uid
+        if let count = connectionsPerUID[uid], count > 1 {
+            connectionsPerUID[uid] = count - 1
+        } else {
+            connectionsPerUID[uid] = nil
+            sessions.forget(uid: uid)  // its last client has gone
+        }
         if acceptSuspended {
             // After the source's cancel handler has closed the descriptor.
             queue.async { [weak self] in self?.assumeIsolated { $0.resumeAccepting() } }

@@ -16,6 +16,8 @@ actor Daemon {
 
     var engine: Engine
     var clients: [SubscriberID: ClientConnection] = [:]
+    /// Live connections per uid: the session monitor watches a uid while it has one.
+    var connectionsPerUID: [UInt32: Int] = [:]
     var nextSubscriberID: SubscriberID = 1
     var nextToken: RequestToken = 1
     /// Requests the engine has not answered yet: who asked, with which wire id.

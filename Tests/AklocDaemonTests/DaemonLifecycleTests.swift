@@ -200,6 +200,19 @@ struct DaemonLifecycleTests {
         #expect(
             !alwaysBack.contains { $0["event"] as? String == "didUpdateLocation" },
             "an always client gets no forced delivery")
+
+        // The monitor watches a uid only while it has a client.
+        inUse.shutdownWrite()
+        let deadline = Date().addingTimeInterval(10)
+        var connected = 3
+        while connected > 2, Date() < deadline {
+            let status = try root.request("status")
+            let clients = (status["result"] as? [String: Any])?["clients"] as? [String: Any]
+            connected = clients?["connected"] as? Int ?? 3
+        }
+        #expect(connected == 2, "aklocd did not notice the whenInUse client leave")
+        #expect(!sessions.watchedUIDs.contains(Self.whenInUseUID), "a uid without clients is still watched")
+        #expect(sessions.watchedUIDs.contains(Self.alwaysUID))
     }
 
     /// Without logind (no /run/systemd/users, as in this container) the
