@@ -56,7 +56,10 @@ extension Daemon {
 
     func startSessionMonitor() {
         if !sessions.tracksSessions {
-            log(.notice, "no logind here (/run/systemd/users is missing): every user counts as logged in")
+            log(
+                .notice,
+                "no logind here (/run/systemd/users or /run/systemd/system is missing): "
+                    + "every user counts as logged in, so whenInUse clients always get fixes")
             return
         }
         do {
