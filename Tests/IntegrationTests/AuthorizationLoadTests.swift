@@ -127,9 +127,8 @@ extension RealUsers.AuthorizationTests {
         let prlimit = TestProcess.which("prlimit") ?? "/usr/bin/prlimit"
         try stage.start(
             config: "[authorization]\ndefault = deny\n\(watcher.name) = always\n", log: "haicom-305N",
-            launcher: [prlimit, "--nofile=256:\(limit)", "--"])
-        let pipe = try GPSPipe(port: stage.fake!.port)
-        defer { pipe.stop() }
+            launcher: [prlimit, "--nofile=256:\(limit)", "--"], gpspipe: true)
+        let pipe = stage.pipe!
         let (authorized, hello) = try stage.connect(as: watcher)
         #expect(hello["authorizationStatus"] as? String == "authorizedAlways")
         #expect(try authorized.request("observe", ["keyPath": "rawLocation"]).ok)
@@ -175,9 +174,17 @@ extension RealUsers.AuthorizationTests {
         print(
             "1000 unauthorized connections: authorized client \(epochs.count) epochs (\(underLoad) with all "
                 + "\(connections) connected), gpspipe \(reference.count); crowd: \(summaryLine)")
-        #expect(!reference.isEmpty)
-        #expect(epochs == reference, "authorized \(epochs.count) epochs vs gpspipe \(reference.count)")
-        #expect(underLoad > 0, "no epoch arrived while all the connections were open")
+        // gpsfake feeds 1.4 s after it listens, whoever is there: on a loaded
+        // machine the client may subscribe after the first epochs. From its
+        // first epoch on (before the crowd connected) it must miss none.
+        let first = epochs.first.flatMap { reference.firstIndex(of: $0) }
+        #expect(first != nil, "the authorized client got \(epochs.count) epochs, none of gpspipe's")
+        if let first {
+            if first > 0 { print("the authorized client subscribed after \(first) of gpspipe's epochs") }
+            #expect(
+                epochs == Array(reference[first...]), "authorized \(epochs.count) epochs vs gpspipe \(reference.count)")
+        }
+        #expect(underLoad * 2 > reference.count, "only \(underLoad) epochs arrived with all the connections open")
         #expect(summary["connections"] as? Int == connections)
         #expect(summary["hellos"] as? [String: Int] == ["notDetermined": connections])
         #expect(summary["positions"] as? Int == 0, "the crowd received positions")

@@ -20,6 +20,8 @@ final class AuthorizationStage {
     let accounts = SystemAccounts()
     private(set) var fake: GPSFake?
     private(set) var daemon: DaemonProcess?
+    /// gpspipe on the same gpsd, when `start` was asked for one.
+    private(set) var pipe: GPSPipe?
     private var gpsd: pid_t?
     private var segmentsBefore: Set<Int32> = []
 
@@ -53,7 +55,7 @@ final class AuthorizationStage {
     /// With `log` nil, aklocd points at a port where no gpsd listens.
     func start(
         config: String, log: String? = "navisys-gr701w", cycle: Double = 0.05, extraArguments: [String] = [],
-        launcher: [String] = []
+        launcher: [String] = [], gpspipe: Bool = false
     ) throws {
         segmentsBefore = Set(SharedMemory.segments().map(\.key))
         var port = FreePort.loopbackTCP()
@@ -62,6 +64,8 @@ final class AuthorizationStage {
             self.fake = fake
             gpsd = fake.gpsdPID
             port = fake.port
+            // Before aklocd, so the reference sees the replay from its first line.
+            if gpspipe { pipe = try GPSPipe(port: fake.port) }
         }
         daemon = try DaemonProcess(
             gpsdPort: port, config: config, extraArguments: extraArguments, launcher: launcher)
@@ -81,6 +85,7 @@ final class AuthorizationStage {
     }
 
     func tearDown(sourceLocation: SourceLocation = #_sourceLocation) {
+        pipe?.stop()
         daemon?.stop()
         if let fake {
             fake.stop()
