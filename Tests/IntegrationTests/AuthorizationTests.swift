@@ -221,5 +221,25 @@ extension RealUsers {
                 #expect(!client.sawLocation)
             }
         }
+
+        /// The peer's gid counts as one of its groups (a setgid helper holds
+        /// that group's rights), but only for that connection: the same user's
+        /// other processes, without the gid, do not inherit its rule.
+        @Test func aGroupRuleFollowsTheConnectionsGIDNotTheUser() throws {
+            guard AuthorizationStage.requireTools() else { return }
+            let stage = AuthorizationStage()
+            defer { stage.tearDown() }
+            let user = try stage.accounts.addUser()
+            let helpers = try stage.accounts.addGroup()  // the user is not a member
+            try stage.start(config: "[authorization]\ndefault = deny\n@\(helpers.name) = always\n", log: nil)
+            for round in 1...2 {
+                let viaHelper = try PeerConnector.connect(stage.socketPath, uid: user.uid, gid: helpers.gid)[0]
+                #expect(
+                    try viaHelper.readMessage()["authorizationStatus"] as? String == "authorizedAlways",
+                    "round \(round)")
+                let plain = try stage.connect(as: user)
+                #expect(plain.hello["authorizationStatus"] as? String == "notDetermined", "round \(round)")
+            }
+        }
     }
 }
