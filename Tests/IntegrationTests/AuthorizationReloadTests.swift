@@ -152,6 +152,10 @@ extension RealUsers.AuthorizationTests {
         // A bad request changes nothing.
         #expect(try root.request("authorize", ["subject": "not a name", "status": "always"]).errorCode == "badRequest")
         #expect(try root.request("authorize", ["subject": user.name, "status": "sometimes"]).errorCode == "badRequest")
+        for reserved in ["default", "admin-group"] {
+            let reply = try root.request("authorize", ["subject": reserved, "status": "always"])
+            #expect(reply.errorCode == "badRequest", "\(reserved) is a setting, not a user: \(reply)")
+        }
         #expect(try configText() == text)
 
         try stage.daemon!.restart()
