@@ -105,15 +105,22 @@ public final class SystemAccounts: @unchecked Sendable {
         }
     }
 
+    /// Runs a shadow tool. Another process editing the account files at the
+    /// same time (a parallel test run, a package install) makes it fail with
+    /// "cannot lock": that is retried a few times, 100 ms apart.
     static func run(_ tool: String, _ arguments: [String]) throws {
         let path = TestProcess.which(tool) ?? "/usr/sbin/\(tool)"
-        let process = try TestProcess(path, arguments)
-        guard let code = process.waitForExit(timeout: 30) else {
-            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) did not finish")
-        }
-        guard code == 0 else {
-            throw Failure(
-                description: "\(tool) \(arguments.joined(separator: " ")) exited \(code): \(process.stderr())")
+        for attempt in 1...10 {
+            let process = try TestProcess(path, arguments)
+            guard let code = process.waitForExit(timeout: 30) else {
+                throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) did not finish")
+            }
+            if code == 0 { return }
+            let stderr = process.stderr()
+            guard stderr.contains("lock"), attempt < 10 else {
+                throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) exited \(code): \(stderr)")
+            }
+            usleep(100_000)
         }
     }
 
