@@ -69,7 +69,10 @@ extension Daemon {
                 }
             }
         } catch {
-            log(.warning, "cannot watch login sessions (\(error)): whenInUse clients count as active")
+            log(
+                .warning,
+                "cannot watch login sessions (\(error)): whenInUse clients keep the session state they had when they connected"
+            )
         }
     }
 
