@@ -49,7 +49,8 @@ extension RealUsers.AuthorizationTests {
         try config(leaverRule: "deny").write(toFile: stage.daemon!.configPath, atomically: true, encoding: .utf8)
         let (root, _) = try stage.connectAsRoot()
         #expect(try root.request("reload").ok)
-        _ = try leaving.waitFor { $0.notification == "authorizationDenied" }
+        let toldDenied = try leaving.collect { $0.notification == "authorizationDenied" }
+        #expect(toldDenied.compactMap(\.notification) == ["authorizationDenied"], "the plain notification only")
         let denied = leaving.transcript.count
         // Fixes go on for the others: none may reach the leaver.
         try reference.waitForLocations(5)
@@ -105,6 +106,11 @@ extension RealUsers.AuthorizationTests {
         #expect(resumed.reply.ok, "\(resumed.reply)")
         for client in [root, plainClient] { _ = try client.waitFor { $0.notification == "resumed" } }
         #expect(try plainClient.request("pause").errorCode == "forbidden", "still refused after a reload")
+
+        // An admin may also rewrite rules: here, shutting the plain user out.
+        #expect(try adminClient.request("authorize", ["subject": plain.name, "status": "deny"]).ok)
+        #expect(try String(contentsOfFile: configPath, encoding: .utf8).contains("\n\(plain.name) = deny\n"))
+        _ = try plainClient.waitFor { $0.notification == "authorizationDenied" }
     }
 
     /// `authorize` as root rewrites one rule line of the config file
