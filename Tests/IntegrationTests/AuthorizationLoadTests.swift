@@ -203,11 +203,11 @@ extension RealUsers.AuthorizationTests {
         defer { stage.tearDown() }
         let crowd = try stage.accounts.addUser()
         let prlimit = TestProcess.which("prlimit") ?? "/usr/bin/prlimit"
-        try stage.start(config: "", log: nil, launcher: [prlimit, "--nofile=64:64", "--"])
+        try stage.start(config: "", log: nil, launcher: [prlimit, "--nofile=96:96", "--"])
         let (root, _) = try stage.connectAsRoot()
 
         // The listen backlog takes them all; aklocd accepts what its limit allows.
-        var peers = try PeerConnector.connect(stage.socketPath, uid: crowd.uid, gid: crowd.gid, count: 70)
+        var peers = try PeerConnector.connect(stage.socketPath, uid: crowd.uid, gid: crowd.gid, count: 100)
         var greeted: [SocketClient] = []
         var waiting: [SocketClient] = []
         for peer in peers {
