@@ -6,7 +6,21 @@ PREFIX       ?= /usr/local
 DESTDIR      ?=
 CONFIGURATION ?= debug
 BUILD_FLAGS  ?= -c $(CONFIGURATION)
-BIN_DIR      := $(shell $(SWIFT) build $(BUILD_FLAGS) --show-bin-path 2>/dev/null)
+# Deferred (=, not :=): only `make demo` needs it, and a SwiftPM call at parse
+# time would wait on the build lock when `make install` runs inside `swift test`.
+BIN_DIR       = $(shell $(SWIFT) build $(BUILD_FLAGS) --show-bin-path 2>/dev/null)
+
+# `make install` (README "Install"): binaries in $(PREFIX)/bin; units,
+# sysusers.d and tmpfiles.d entries under $(PREFIX)/lib, which systemd
+# searches for both /usr and /usr/local; the config in /etc/akloc, where
+# aklocd looks by default, never over an existing one.
+BINDIR       ?= $(PREFIX)/bin
+UNITDIR      ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR  ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR  ?= $(PREFIX)/lib/tmpfiles.d
+CONFDIR      := /etc/akloc
+# Where `make install` takes aklocd and akloc from; empty means a release build.
+INSTALL_BIN_DIR ?=
 
 # Every Debian package the project uses: libraries to build against, and the
 # real gpsd, gpsfake, gpspipe and systemd tools the tests drive.
@@ -15,7 +29,7 @@ DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-g
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test lint fuzz demo bench install clean
+.PHONY: all deps build test lint fuzz demo bench install uninstall clean
 
 all: build
 
@@ -36,12 +50,68 @@ build: deps
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Package.swift
 
-test: build lint
-	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) -Xswiftc -warnings-as-errors
+# Suites run one at a time: the integration suites replay real gpsd, whose
+# gpsfake feeds 1.4 s after it starts, and must not compete for two cores.
+# The suite also runs systemd/check-units.sh and a `make install` into a
+# temporary DESTDIR (Tests/IntegrationTests/ServiceInstallTests.swift).
+test: build lint fuzz
+	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) --no-parallel -Xswiftc -warnings-as-errors
+
+# libFuzzer over the request decoder and line framer, a fixed number of runs
+# so CI stays bounded; fails on any crash, leak or broken round trip.
+FUZZ_RUNS ?= 50000
+fuzz:
+	fuzz/run.sh $(FUZZ_RUNS)
 
 # The README's first command: a live replay served by aklocd, watched by akloc.
 demo: build
 	BIN_DIR="$(BIN_DIR)" scripts/demo.sh
+
+# Release build, then the files; with DESTDIR set nothing outside it is
+# touched. Without DESTDIR, on a systemd host, it also creates the user,
+# group and directories and reloads systemd (enabling is left to you).
+install:
+	@set -e; bin="$(INSTALL_BIN_DIR)"; \
+	if [ -z "$$bin" ]; then \
+	    $(SWIFT) build -c release -Xswiftc -warnings-as-errors; \
+	    bin=$$($(SWIFT) build -c release --show-bin-path); \
+	fi; \
+	set -x; \
+	install -d -m 0755 "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(SYSUSERSDIR)" \
+	    "$(DESTDIR)$(TMPFILESDIR)" "$(DESTDIR)$(CONFDIR)"; \
+	install -m 0755 "$$bin/aklocd" "$$bin/akloc" "$(DESTDIR)$(BINDIR)/"; \
+	sed 's|^ExecStart=/usr/local/bin/aklocd|ExecStart=$(BINDIR)/aklocd|' systemd/aklocd.service \
+	    >"$(DESTDIR)$(UNITDIR)/aklocd.service.tmp"; \
+	chmod 0644 "$(DESTDIR)$(UNITDIR)/aklocd.service.tmp"; \
+	mv "$(DESTDIR)$(UNITDIR)/aklocd.service.tmp" "$(DESTDIR)$(UNITDIR)/aklocd.service"; \
+	install -m 0644 systemd/akloc.socket "$(DESTDIR)$(UNITDIR)/akloc.socket"; \
+	install -m 0644 systemd/sysusers.d/akloc.conf "$(DESTDIR)$(SYSUSERSDIR)/akloc.conf"; \
+	install -m 0644 systemd/tmpfiles.d/akloc.conf "$(DESTDIR)$(TMPFILESDIR)/akloc.conf"; \
+	set +x; \
+	if [ -e "$(DESTDIR)$(CONFDIR)/akloc.conf" ]; then \
+	    echo "make install: kept the existing $(DESTDIR)$(CONFDIR)/akloc.conf (the new default is config/akloc.conf)"; \
+	else \
+	    install -m 0644 config/akloc.conf "$(DESTDIR)$(CONFDIR)/akloc.conf"; \
+	    echo "make install: installed $(DESTDIR)$(CONFDIR)/akloc.conf"; \
+	fi; \
+	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+	    systemd-sysusers "$(SYSUSERSDIR)/akloc.conf"; \
+	    systemd-tmpfiles --create "$(TMPFILESDIR)/akloc.conf"; \
+	    systemctl daemon-reload; \
+	    echo "make install: done; start it with: systemctl enable --now akloc.socket aklocd.service"; \
+	else \
+	    echo "make install: then, on the target, as root:" \
+	        "systemd-sysusers $(SYSUSERSDIR)/akloc.conf;" \
+	        "systemd-tmpfiles --create $(TMPFILESDIR)/akloc.conf;" \
+	        "systemctl daemon-reload; systemctl enable --now akloc.socket aklocd.service"; \
+	fi
+
+# Removes what install put in place except the config and the state
+# (/etc/akloc, /var/lib/akloc), as a Debian "remove" would.
+uninstall:
+	rm -f "$(DESTDIR)$(BINDIR)/aklocd" "$(DESTDIR)$(BINDIR)/akloc" \
+	    "$(DESTDIR)$(UNITDIR)/aklocd.service" "$(DESTDIR)$(UNITDIR)/akloc.socket" \
+	    "$(DESTDIR)$(SYSUSERSDIR)/akloc.conf" "$(DESTDIR)$(TMPFILESDIR)/akloc.conf"
 
 clean:
 	rm -rf .build

@@ -1,3 +1,4 @@
+import AklocCore
 import AklocSystemd
 import Glibc
 
@@ -121,10 +122,10 @@ public enum ConfigParser {
                     minimum: 0, expected: "a speed in metres per second >= 0")
             case ("throttle", "min-interval"):
                 configuration.throttle.policy.minInterval = try field.real(
-                    minimum: 0, expected: "a number of seconds >= 0")
+                    minimum: 0, maximum: ThrottlePolicy.intervalLimit, expected: "a number of seconds >= 0")
             case ("throttle", "max-interval"):
                 configuration.throttle.policy.maxInterval = try field.real(
-                    minimum: 0, expected: "a number of seconds >= 0")
+                    minimum: 0, maximum: ThrottlePolicy.intervalLimit, expected: "a number of seconds >= 0")
             case ("throttle", "distance-filter"):
                 configuration.throttle.policy.distanceFilter = try field.real(
                     minimum: 0, expected: "a distance in metres >= 0 (0 = off)")
@@ -136,7 +137,8 @@ public enum ConfigParser {
                     in: 1...1_000_000, expected: "a whole number of attempts 1-1000000")
             case ("throttle", "max-fix-age"):
                 configuration.throttle.maxFixAge = try field.real(
-                    minimum: 0, exclusive: true, expected: "a number of seconds > 0")
+                    minimum: 0, exclusive: true, maximum: Engine.Configuration.maxFixAgeLimit,
+                    expected: "a number of seconds > 0")
             case ("authorization", "default"):
                 configuration.authorization.defaultRule = try field.rule()
             case ("authorization", "admin-group"):
@@ -157,9 +159,6 @@ public enum ConfigParser {
                     expected: "an absolute socket path of at most 107 bytes", maximumBytes: 107)
             case ("socket", "mode"):
                 configuration.socket.mode = try field.octalMode()
-            case ("socket", "client-queue-limit"):
-                configuration.socket.clientQueueLimit = try field.integer(
-                    in: 1...1_000_000, expected: "a whole number of events 1-1000000")
             case ("socket", "client-hard-limit"):
                 configuration.socket.clientHardLimit = try field.size(
                     in: 65536...(1 << 30),
@@ -177,7 +176,7 @@ public enum ConfigParser {
                 "update-speed", "min-interval", "max-interval", "distance-filter", "desired-accuracy",
                 "first-location-attempts", "max-fix-age",
             ],
-            "socket": ["path", "mode", "client-queue-limit", "client-hard-limit"],
+            "socket": ["path", "mode", "client-hard-limit"],
         ]
 
         func checkIntervals() throws(ConfigError) {
@@ -217,7 +216,9 @@ public enum ConfigParser {
 
         /// Plain decimal notation only: Swift's `Double(_:)` would also take
         /// "inf", "nan" and hex floats, none of which belong in a config file.
-        func real(minimum: Double, exclusive: Bool = false, expected: String) throws(ConfigError) -> Double {
+        func real(
+            minimum: Double, exclusive: Bool = false, maximum: Double = ConfigParser.maximumSeconds, expected: String
+        ) throws(ConfigError) -> Double {
             let bytes = Array(value.utf8)
             let digits = bytes.drop(while: { $0 == UInt8(ascii: "-") && bytes.first == $0 })
             guard bytes.count <= 32, !digits.isEmpty,
@@ -227,9 +228,7 @@ public enum ConfigParser {
                 let number = Double(value), number.isFinite
             else { throw bad(expected) }
             guard exclusive ? number > minimum : number >= minimum else { throw bad(expected) }
-            guard number <= ConfigParser.maximumSeconds else {
-                throw bad("\(expected) and at most \(Int(ConfigParser.maximumSeconds))")
-            }
+            guard number <= maximum else { throw bad("\(expected) and at most \(Int(maximum))") }
             return number
         }
 

@@ -65,8 +65,6 @@ public struct Configuration: Hashable, Sendable {
         /// Permission bits of the socket file. Anyone may connect by default:
         /// authorization decides per peer what a connection may see.
         public var mode: UInt32 = 0o666
-        /// Events queued for one client before pending locations are coalesced.
-        public var clientQueueLimit = 256
         /// Bytes queued for one client before it is dropped.
         public var clientHardLimit = 1 << 20
 

@@ -55,7 +55,7 @@ extension Daemon {
             self?.assumeIsolated { $0.clientReadable(id) }
         }
         clients[id] = client
-        connectionsPerUID[credentials.uid, default: 0] += 1
+        clientsPerUID[credentials.uid, default: 0] += 1
         log(
             .debug, "client \(id) connected",
             ["AKLOC_CLIENT_UID": "\(credentials.uid)", "AKLOC_CLIENT_PID": "\(credentials.pid)"])
@@ -123,13 +123,6 @@ extension Daemon {
     func disconnect(_ id: SubscriberID, reason: String?) {
         guard let client = clients.removeValue(forKey: id) else { return }
         client.close()
-        let uid = client.credentials.uid
-        if let count = connectionsPerUID[uid], count > 1 {
-            connectionsPerUID[uid] = count - 1
-        } else {
-            connectionsPerUID[uid] = nil
-            sessions.forget(uid: uid)  // its last client has gone
-        }
         if acceptSuspended {
             // After the source's cancel handler has closed the descriptor.
             queue.async { [weak self] in self?.assumeIsolated { $0.resumeAccepting() } }
@@ -137,6 +130,13 @@ extension Daemon {
         pendingRequests = pendingRequests.filter { $0.value.client != id }
         if let reason {
             log(.info, "client \(id) disconnected: \(reason)", ["AKLOC_CLIENT_UID": "\(client.credentials.uid)"])
+        }
+        let uid = client.credentials.uid
+        clientsPerUID[uid, default: 1] -= 1
+        if clientsPerUID[uid] == 0 {
+            // The uid's last client is gone: stop watching its login sessions.
+            clientsPerUID[uid] = nil
+            sessions.forget(uid: uid)
         }
         run(.disconnect(id))
     }

@@ -5,9 +5,10 @@ import Glibc
 
 extension Daemon {
     /// Serves the socket (systemd's, or one it binds), installs the signal
-    /// handlers and the engine timer, connects to gpsd, then says READY=1.
-    /// In-process tests pass `handlingSignals: false`, so the test runner
-    /// keeps its own SIGTERM, SIGINT and SIGHUP.
+    /// handlers and the engine timer, connects to gpsd, then says READY=1
+    /// once the signal sources are registered. In-process tests pass
+    /// `handlingSignals: false`, so the test runner keeps its own SIGTERM,
+    /// SIGINT and SIGHUP (and READY=1 is said at once).
     func start(activatedFD: Int32?, handlingSignals: Bool = true) throws(SocketError) {
         let listener: UnixSocket
         if let activatedFD {
@@ -26,11 +27,21 @@ extension Daemon {
         timer.schedule(deadline: .distantFuture)
         timer.activate()
 
+        // Not SIG_IGN first: on Linux libdispatch installs its own handler
+        // when it registers a signal source, and until then an ignored
+        // SIGTERM would be lost (systemd would wait for TimeoutStopSec) where
+        // the default action at least stops the daemon.
         let signals = handlingSignals ? [(SIGTERM, SignalAction.stop), (SIGINT, .stop), (SIGHUP, .reload)] : []
+        var unregistered = signals.count
         for (signalNumber, action) in signals {
-            signal(signalNumber, SIG_IGN)
             let signalSource = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
             signalSource.setEventHandler { [weak self] in self?.assumeIsolated { $0.received(action) } }
+            // Registration is asynchronous: READY=1 waits for it, so a stop
+            // or reload systemd sends after READY=1 is always handled.
+            signalSource.setRegistrationHandler { [weak self] in
+                unregistered -= 1
+                if unregistered == 0 { self?.assumeIsolated { $0.serviceReady() } }
+            }
             signalSource.activate()
             signalSources.append(signalSource)
         }
@@ -39,7 +50,7 @@ extension Daemon {
         startSessionMonitor()
         startSource()
         log(.notice, "serving \(activatedSocket ? "the socket systemd passed" : socketPath)")
-        serviceReady()
+        if signals.isEmpty { serviceReady() }
     }
 
     enum SignalAction: Sendable {

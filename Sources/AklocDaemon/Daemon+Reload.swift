@@ -15,6 +15,13 @@ extension Daemon {
             log(.error, "reload refused, keeping the running config: \(error)")
             return .failure(ProtocolError(.badRequest, "reload refused: \(error)"))
         }
+        // What start-up checks, reload checks too.
+        do {
+            try Daemon.engineConfiguration(loaded.configuration).validate()
+        } catch {
+            log(.error, "reload refused, keeping the running config: \(loaded.path): \(error)")
+            return .failure(ProtocolError(.badRequest, "reload refused: \(loaded.path): \(error)"))
+        }
         apply(loaded.configuration)
         log(.notice, "configuration reloaded from \(loaded.path)")
         return .success(())
@@ -47,6 +54,8 @@ extension Daemon {
     /// live client's authorization re-decided (the engine tells those whose
     /// status changed, and stops their fixes at once when denied).
     func apply(_ new: Configuration) {
+        let previous = configuration
+        let previousEndpoint = sourceEndpoint
         configuration = new
         authorizer = Authorizer(rules: new.authorization)
         engine.configuration = Daemon.engineConfiguration(new)
@@ -59,6 +68,12 @@ extension Daemon {
             if status != engine.authorizationStatus(of: client.id) {
                 run(.authorizationChanged(client.id, status))
             }
+        }
+        if source != nil, sourceEndpoint != previousEndpoint || new.gpsd.device != previous.gpsd.device {
+            replaceSource()
+        }
+        if !activatedSocket, new.socket.path != previous.socket.path || new.socket.mode != previous.socket.mode {
+            log(.notice, "[socket] path and mode apply at the next restart; still serving \(socketPath)")
         }
     }
 }

@@ -3,15 +3,18 @@ import AklocGPSD
 import AklocSystemd
 
 extension Daemon {
-    /// Connects to gpsd; the source reconnects by itself from then on.
-    func startSource() {
-        let endpoint: GPSDEndpoint
+    /// Where fixes come from: `--gpsd` when given, else `[gpsd]` host and port.
+    var sourceEndpoint: GPSDEndpoint {
         if let text = options.gpsd {
             // Validated by `DaemonMain` before the daemon starts.
-            endpoint = (try? GPSDEndpoint(parsing: text)) ?? GPSDEndpoint()
-        } else {
-            endpoint = GPSDEndpoint(host: configuration.gpsd.host, port: configuration.gpsd.port)
+            return (try? GPSDEndpoint(parsing: text)) ?? GPSDEndpoint()
         }
+        return GPSDEndpoint(host: configuration.gpsd.host, port: configuration.gpsd.port)
+    }
+
+    /// Connects to gpsd; the source reconnects by itself from then on.
+    func startSource() {
+        let endpoint = sourceEndpoint
         let logger = logger
         let source = GPSDSource(
             endpoint: endpoint, device: configuration.gpsd.device, queue: queue,
@@ -24,11 +27,24 @@ extension Daemon {
         source.start()
     }
 
+    /// A reload changed where fixes come from: drops the old connection
+    /// (clients hear `sourceDisconnected` if it was up) and starts the new one.
+    func replaceSource() {
+        let old = source?.status.name ?? "none"
+        source?.onEvent = nil
+        source?.stop()
+        source = nil
+        run(.sourceDisconnected)
+        startSource()
+        log(.notice, "gpsd source changed from \(old) to \(source?.status.name ?? "none")")
+    }
+
     func sourceEvent(_ event: GPSDSource.Event) {
         switch event {
         case .fix(let location):
             counters.fixesReceived += 1
             run(.fix(location))
+            scheduleLocationSave()
         case .noFix(let device):
             run(.noFix(device: device))
         case .connected(let name):

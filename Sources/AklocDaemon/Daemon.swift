@@ -17,7 +17,7 @@ actor Daemon {
     var engine: Engine
     var clients: [SubscriberID: ClientConnection] = [:]
     /// Live connections per uid: the session monitor watches a uid while it has one.
-    var connectionsPerUID: [UInt32: Int] = [:]
+    var clientsPerUID: [UInt32: Int] = [:]
     var nextSubscriberID: SubscriberID = 1
     var nextToken: RequestToken = 1
     /// Requests the engine has not answered yet: who asked, with which wire id.
@@ -46,6 +46,8 @@ actor Daemon {
     var stopping = false
     var lastServiceStatus = ""
     var serviceStatusPending = false
+    var locationSaves = LocationSaveSchedule()
+    var locationSaveTimer: DispatchSourceTimer?
 
     init(
         options: DaemonOptions, configuration: Configuration, configPath: String?, engine: Engine,
@@ -54,6 +56,7 @@ actor Daemon {
         executor = QueueExecutor(label: "akloc.daemon")
         self.options = options
         self.configuration = configuration
+        socketPath = options.socketPath ?? configuration.socket.path
         self.configPath = configPath
         self.stateStore = stateStore
         self.sessions = sessions
@@ -72,7 +75,9 @@ actor Daemon {
             defaultGrant: Authorizer(rules: configuration.authorization).defaultGrant)
     }
 
-    var socketPath: String { options.socketPath ?? configuration.socket.path }
+    /// The socket served when not activated; fixed at start, so a reload
+    /// that changes `[socket] path` cannot make `stop` unlink another file.
+    let socketPath: String
 
     func log(_ level: Logger.Level, _ message: @autoclosure () -> String, _ fields: KeyValuePairs<String, String> = [:])
     {
@@ -87,6 +92,9 @@ actor Daemon {
     }
 
     func perform(_ outputs: [Engine.Output]) {
+        // Durable before anyone hears of it: an acknowledged `pause` must
+        // survive a SIGKILL right after the reply.
+        if outputs.last == .persist { persistState() }
         var dropped: [(SubscriberID, String)] = []
         for output in outputs {
             switch output {
@@ -111,21 +119,17 @@ actor Daemon {
             case .armTimer(let deadline):
                 arm(deadline)
             case .persist:
-                persistState()
+                break  // done above
             }
         }
         for (id, reason) in dropped { drop(id, reason: reason) }
         updateServiceStatus()
     }
 
-    /// The coalescing stream of a location event: a newer one replaces an
-    /// unsent older one of the same stream in a slow client's queue.
+    /// The coalescing stream of an event (docs/protocol.md: slow readers),
+    /// hashed once per output rather than compared as text per recipient.
     static func stream(of event: Engine.Event) -> OutboundQueue.StreamKey? {
-        switch event {
-        case .didUpdateLocation(_, let interval): interval == nil ? 1 : 0
-        case .change(let keyPath, _, _) where keyPath.isLocation: keyPath.description.hashValue | 2
-        default: nil
-        }
+        event.coalescingKey?.hashValue
     }
 
     /// Queues bytes for a client and writes what the socket takes now.

@@ -8,6 +8,12 @@ import Glibc
 /// follow sysexits: 64 usage, 78 bad config, 71 cannot serve the socket.
 public enum DaemonMain {
     public static func main(arguments: [String], environment: [String: String]) -> Never {
+        // A parent may hand down a blocked signal mask (test runners and some
+        // supervisors do): the signals aklocd handles must reach it.
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for signalNumber in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&handled, signalNumber) }
+        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         let options: DaemonOptions
         do {
             options = try DaemonOptions.parse(arguments, environment: environment)

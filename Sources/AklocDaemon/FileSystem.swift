@@ -93,8 +93,13 @@ enum FileSystem {
             defer { Syscall.close(fd) }
             try Syscall.writeAll(fd, bytes)
             if let existing {
-                // Only root may give a file away; anyone else keeps ownership.
-                _ = try? Syscall.retryingOnEINTR { fchown(fd, existing.st_uid, existing.st_gid) }
+                // Only root may give a file away; anyone else can at least
+                // keep the group if they belong to it (akloc on /etc/akloc).
+                do {
+                    try Syscall.retryingOnEINTR { fchown(fd, existing.st_uid, existing.st_gid) }
+                } catch {
+                    _ = try? Syscall.retryingOnEINTR { fchown(fd, uid_t.max, existing.st_gid) }
+                }
             }
             let newMode = existing.map { $0.st_mode & 0o7777 } ?? mode
             try Syscall.retryingOnEINTR { fchmod(fd, newMode) }

@@ -11,6 +11,15 @@ import Dispatch
 /// timers are `DispatchSourceTimer`s on the same queue, so nothing blocks the
 /// loop except `gps_open`'s TCP connect (short on loopback). The type is not
 /// Sendable: keep it in the daemon's queue-bound state.
+///
+/// Wiring, all on the daemon's queue:
+///
+///     let source = GPSDSource(endpoint: try GPSDEndpoint(parsing: "127.0.0.1:2947"),
+///                             device: config.device, queue: queue, log: logger)
+///     source.onEvent = { event in perform(engine.handle(event.engineInput, at: SystemClock.monotonicNow())) }
+///     source.start()
+///     // on the engine's `.watch(on)` output:
+///     source.setWatch(on)
 public final class GPSDSource {
     public enum Event: Hashable, Sendable {
         /// gpsd answered with its VERSION banner; `name` is e.g. "gpsd://127.0.0.1:2947".
@@ -44,8 +53,8 @@ public final class GPSDSource {
     }
 
     /// How long a connected peer may take to send VERSION before it is
-    /// considered not to be gpsd.
-    public static let handshakeTimeout = 5.0
+    /// considered not to be gpsd (gpsd sends it at once on accept).
+    public let handshakeTimeout: Double
     /// Lines handled per wake-up before yielding the queue to other work.
     static let linesPerWakeup = 256
 
@@ -80,7 +89,8 @@ public final class GPSDSource {
         clock: @escaping () -> Instant = SystemClock.monotonicNow,
         wallClock: @escaping () -> FixTime = SystemClock.wallNow,
         random: @escaping () -> Double = { Double.random(in: 0..<1) },
-        backoff: Backoff = Backoff()
+        backoff: Backoff = Backoff(),
+        handshakeTimeout: Double = 5
     ) {
         self.endpoint = endpoint
         self.queue = queue
@@ -89,6 +99,7 @@ public final class GPSDSource {
         self.wallClock = wallClock
         self.random = random
         self.backoff = backoff
+        self.handshakeTimeout = handshakeTimeout
         self.selector = DeviceSelector(pinnedDevice: device)
         self.status = Status(
             connected: false, name: endpoint.sourceName, watching: false, reconnectAttempts: 0,
@@ -117,6 +128,8 @@ public final class GPSDSource {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !started else { return }
         started = true
+        backoff.reset()
+        status.reconnectAttempts = 0
         connect()
     }
 
@@ -175,10 +188,10 @@ public final class GPSDSource {
         read.resume()
         drain.resume()
 
-        armTimer(after: GPSDSource.handshakeTimeout) { [weak self] in
+        armTimer(after: handshakeTimeout) { [weak self] in
             guard let self, self.generation == current, !self.status.connected else { return }
             self.fail(
-                GPSDError(.handshakeTimeout, "no VERSION from \(self.endpoint) within \(GPSDSource.handshakeTimeout) s")
+                GPSDError(.handshakeTimeout, "no VERSION from \(self.endpoint) within \(self.handshakeTimeout) s")
             )
         }
         if status.watching {
@@ -306,6 +319,19 @@ public final class GPSDSource {
             if selector.offerNoFix(device: device, at: clock()) { onEvent?(.noFix(device: device)) }
         case .unusable(let reason):
             log(.debug, "ignoring a TPV: \(reason)")
+        }
+    }
+}
+
+extension GPSDSource.Event {
+    /// The engine input this event stands for (DESIGN §1), so the daemon's
+    /// wiring is `engine.handle(event.engineInput, at: now)`.
+    public var engineInput: Engine.Input {
+        switch self {
+        case .connected(let name): return .sourceConnected(name: name)
+        case .disconnected: return .sourceDisconnected
+        case .fix(let location): return .fix(location)
+        case .noFix(let device): return .noFix(device: device)
         }
     }
 }

@@ -71,8 +71,15 @@ final class LibGPSConnection {
     /// ?WATCH={"enable":true,"json":true} or {"enable":false}.
     func stream(watch: Bool) throws(GPSDError) {
         let flags = watch ? (akloc_WATCH_ENABLE | akloc_WATCH_JSON) : akloc_WATCH_DISABLE
-        if gps_stream(data, flags, nil) != 0 {
-            throw GPSDError(.streamFailed, "cannot send ?WATCH to gpsd: \(errnoText(errno))")
+        var code: Int32 = 0
+        let status = withSIGPIPEBlocked {
+            errno = 0
+            let status = gps_stream(data, flags, nil)
+            code = errno
+            return status
+        }
+        if status != 0 {
+            throw GPSDError(.streamFailed, "cannot send ?WATCH to gpsd: \(errnoText(code))")
         }
     }
 
@@ -109,6 +116,30 @@ final class LibGPSConnection {
 
     /// The message of the last ERROR line.
     var errorMessage: String { cString(data.pointee.error) }
+}
+
+/// Runs `body` with SIGPIPE blocked on this thread, and discards a SIGPIPE
+/// it raised. libgps writes commands with write(2), not send(MSG_NOSIGNAL): on
+/// a socket gpsd has already closed, that raises SIGPIPE, whose default action
+/// kills the whole daemon. Blocked, the write just fails with EPIPE.
+func withSIGPIPEBlocked<T>(_ body: () -> T) -> T {
+    var pipeOnly = sigset_t()
+    sigemptyset(&pipeOnly)
+    sigaddset(&pipeOnly, SIGPIPE)
+    var previous = sigset_t()
+    pthread_sigmask(SIG_BLOCK, &pipeOnly, &previous)
+    let result = body()
+    // Only if SIGPIPE was not already blocked is a pending one ours to consume.
+    if sigismember(&previous, SIGPIPE) == 0 {
+        var pending = sigset_t()
+        sigpending(&pending)
+        if sigismember(&pending, SIGPIPE) == 1 {
+            var immediately = timespec()
+            sigtimedwait(&pipeOnly, nil, &immediately)
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nil)
+    return result
 }
 
 func errnoText(_ code: Int32) -> String {

@@ -21,6 +21,8 @@ public struct LineFramer: Sendable {
     }
 
     public let maxLineLength: Int
+    /// Buffer capacity kept between lines; more is released once drained.
+    static let retainedCapacity = 4096
     private var buffer: [UInt8] = []
     /// Start of the first unconsumed byte.
     private var start = 0
@@ -77,7 +79,9 @@ public struct LineFramer: Sendable {
         start = newline + 1
         scanned = start
         if start == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 4 * maxLineLength)
+            // Keep a small buffer for the next read; give a large one back (a
+            // daemon holds one framer per client, up to 10 000 of them).
+            buffer.removeAll(keepingCapacity: buffer.capacity <= LineFramer.retainedCapacity)
             start = 0
             scanned = 0
         }

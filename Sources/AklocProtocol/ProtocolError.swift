@@ -92,3 +92,17 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
 
     public var description: String { "\(code.rawValue): \(message)" }
 }
+
+extension ProtocolError {
+    /// The reply to send when the framer reports `.lineTooLong` (then close).
+    public static func lineTooLong(maxLineLength: Int = LineFramer.defaultMaxLineLength) -> ProtocolError {
+        ProtocolError(.lineTooLong, "line longer than \(maxLineLength) bytes")
+    }
+
+    /// The reply to an admin op from a client that is neither root nor in the admin group.
+    public static func forbidden(_ operation: ClientRequest.Operation, adminGroup: String, id: RequestID?)
+        -> ProtocolError
+    {
+        ProtocolError(.forbidden, "\(operation.name) needs root or the \(adminGroup) group", id: id)
+    }
+}

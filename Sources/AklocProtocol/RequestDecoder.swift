@@ -142,7 +142,7 @@ extension ClientRequest {
 
     /// A user name or `@group`: 1–64 of `[A-Za-z0-9_.-]` (a trailing `$` is
     /// allowed, as for Samba machine accounts), not starting with `-` or `.`.
-    static func isValidSubject(_ subject: String) -> Bool {
+    public static func isValidSubject(_ subject: String) -> Bool {
         var name = Substring(subject)
         if name.hasPrefix("@") { name = name.dropFirst() }
         if name.hasSuffix("$") { name = name.dropLast() }
@@ -187,11 +187,11 @@ private struct RequestArguments {
 
     func keyPath() throws(ProtocolError) -> KeyPath {
         let text = try string("keyPath", required: true)!
-        guard let keyPath = parseWireKeyPath(text) else {
-            let shown = text.count > 64 ? String(text.prefix(64)) + "…" : text
-            throw ProtocolError(.unknownKeyPath, "unknown key path \"\(shown)\"")
+        do {
+            return try KeyPath(parsing: text)
+        } catch {
+            throw ProtocolError(.unknownKeyPath, error.message)
         }
-        return keyPath
     }
 
     func policy(_ name: String, required: Bool, defaults: ThrottlePolicy) throws(ProtocolError) -> ThrottlePolicy? {
@@ -203,33 +203,9 @@ private struct RequestArguments {
     }
 }
 
-/// Parses a wire key path (`myLocation`, `myLocation.speed`, `state`, …).
-/// The one place to swap for `KeyPath(parsing:)` once AklocCore has it.
-public func parseWireKeyPath(_ text: String) -> KeyPath? {
-    let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
-    guard let root = KeyPath.Root(rawValue: String(parts[0])) else { return nil }
-    switch parts.count {
-    case 1:
-        return KeyPath(root)
-    case 2:
-        guard KeyPath(root).isLocation, let member = KeyPath.Member(rawValue: String(parts[1])) else { return nil }
-        return KeyPath(root, member: member)
-    default:
-        return nil
-    }
-}
-
-/// Limits on policy values: finite, not negative, and small enough that the
-/// engine's arithmetic on them cannot overflow.
-public enum PolicyLimits {
-    public static let maxInterval: Double = 86_400
-    public static let maxSpeed: Double = 1_000
-    public static let maxDistance: Double = 100_000_000
-}
-
 /// Decodes a wire policy object. Members left out keep their value from
 /// `defaults`; an unknown member is an error (a typo must not silently fall
-/// back to a default); `minInterval` may not exceed `maxInterval`.
+/// back to a default); the values must pass `ThrottlePolicy.validate()`.
 public func decodeWirePolicy(_ value: JSONValue, defaults: ThrottlePolicy = ThrottlePolicy()) throws(ProtocolError)
     -> ThrottlePolicy
 {
@@ -241,23 +217,17 @@ public func decodeWirePolicy(_ value: JSONValue, defaults: ThrottlePolicy = Thro
         guard let number = member.doubleValue else {
             throw ProtocolError(.badRequest, "policy \"\(name)\" must be a number, not \(member.typeName)")
         }
-        let limit: Double
         switch name {
         case "updateSpeed":
             policy.updateSpeed = number
-            limit = PolicyLimits.maxSpeed
         case "minInterval":
             policy.minInterval = number
-            limit = PolicyLimits.maxInterval
         case "maxInterval":
             policy.maxInterval = number
-            limit = PolicyLimits.maxInterval
         case "distanceFilter":
             policy.distanceFilter = number
-            limit = PolicyLimits.maxDistance
         case "desiredAccuracy":
             policy.desiredAccuracy = number
-            limit = PolicyLimits.maxDistance
         default:
             let shown = name.count > 64 ? String(name.prefix(64)) + "…" : name
             throw ProtocolError(
@@ -265,24 +235,11 @@ public func decodeWirePolicy(_ value: JSONValue, defaults: ThrottlePolicy = Thro
                 "unknown policy member \"\(shown)\" (expected updateSpeed, minInterval, maxInterval, "
                     + "distanceFilter, desiredAccuracy)")
         }
-        guard number >= 0, number <= limit else {
-            throw ProtocolError(.badRequest, "policy \"\(name)\" must be between 0 and \(limit.formatted)")
-        }
     }
-    guard policy.minInterval <= policy.maxInterval else {
-        throw ProtocolError(
-            .badRequest,
-            "policy minInterval (\(policy.minInterval.formatted)) exceeds maxInterval (\(policy.maxInterval.formatted))"
-        )
+    do {
+        try policy.validate()
+    } catch {
+        throw ProtocolError(.badRequest, "policy: \(error.message)")
     }
     return policy
-}
-
-extension Double {
-    /// `5` rather than `5.0` in messages.
-    fileprivate var formatted: String {
-        var writer = JSONWriter(capacity: 24)
-        writer.number(self)
-        return String(decoding: writer.bytes, as: UTF8.self)
-    }
 }

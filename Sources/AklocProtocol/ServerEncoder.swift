@@ -148,7 +148,7 @@ public enum ServerEncoder {
             writer.raw(",\"longitude\":")
             writer.number(longitude)
             writer.byte(UInt8(ascii: "}"))
-        case .time(let time): writer.string(time.iso8601)
+        case .time(let time): writer.time(time)
         }
     }
 
@@ -178,16 +178,34 @@ public enum ServerEncoder {
         writer.string(location.mode.rawValue)
         if let timestamp = location.timestamp {
             writer.raw(",\"timestamp\":")
-            writer.string(timestamp.iso8601)
+            writer.time(timestamp)
         }
         if let receivedAt = location.receivedAt {
             writer.raw(",\"receivedAt\":")
-            writer.string(receivedAt.iso8601)
+            writer.time(receivedAt)
         }
         if let device = location.device {
             writer.raw(",\"device\":")
             writer.string(device)
         }
         writer.byte(UInt8(ascii: "}"))
+    }
+}
+
+extension Engine.Event {
+    /// For a slow reader's queue (docs/protocol.md §9): events with the same
+    /// key may replace each other, newest wins; nil means never drop or merge
+    /// (first fixes, errors, notifications). Location updates of the
+    /// throttled stream, of the every-epoch stream, and `change` events of
+    /// each location key path each have their own key.
+    public var coalescingKey: String? {
+        switch self {
+        case .didUpdateLocation(_, let afterTimeInterval):
+            afterTimeInterval == nil ? "didUpdateLocation/epoch" : "didUpdateLocation"
+        case .change(let keyPath, _, _):
+            keyPath.isLocation ? "change/\(keyPath)" : nil
+        case .didGetFirstLocation, .didGetError, .didGetNotification:
+            nil
+        }
     }
 }

@@ -13,6 +13,12 @@ public enum ServerMessage: Hashable, Sendable {
         public var protocolVersion: Int64
         public var version: String
         public var authorizationStatus: String
+
+        public init(protocolVersion: Int64, version: String, authorizationStatus: String) {
+            self.protocolVersion = protocolVersion
+            self.version = version
+            self.authorizationStatus = authorizationStatus
+        }
     }
 
     /// Decodes one line (without its newline). A line that is not JSON or

@@ -1,1 +1,3 @@
-print("akloc")
+import Glibc
+
+exit(AklocCLI.main(Array(CommandLine.arguments.dropFirst())))

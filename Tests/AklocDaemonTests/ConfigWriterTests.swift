@@ -89,6 +89,20 @@ import Testing
         #expect(fileMode(fresh) == 0o644)
     }
 
+    @Test(.enabled(if: getuid() == 0, "only root can hand files to other owners"))
+    func ownerAndGroupAreKeptWhenPermitted() throws {
+        let directory = makeTemporaryDirectory()
+        defer { removeTree(directory) }
+        let path = directory + "/akloc.conf"
+        writeFile(path, "[authorization]\n", mode: 0o664)
+        chown(path, 65534, 65534)
+        try ConfigWriter.setRule(subject: .user("alice"), rule: .deny, inFile: path)
+        var info = stat()
+        stat(path, &info)
+        #expect(info.st_uid == 65534 && info.st_gid == 65534)
+        #expect(fileMode(path) == 0o664)
+    }
+
     @Test func aBrokenFileIsLeftUntouched() throws {
         let directory = makeTemporaryDirectory()
         defer { removeTree(directory) }

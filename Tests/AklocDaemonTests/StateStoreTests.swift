@@ -38,7 +38,7 @@ import Testing
     @Test func missingFileAndDirectoryMeanFreshState() throws {
         let directory = makeTemporaryDirectory()
         defer { removeTree(directory) }
-        let store = StateStore(directory: directory + "/var/lib/akloc".replacing("/", with: "-"))
+        let store = StateStore(directory: directory + "/var-lib-akloc")
         let loaded = try store.load()
         #expect(loaded.state == PersistentState())
         #expect(!loaded.fileExisted)

@@ -110,4 +110,39 @@ import Testing
         #expect(harness.status?.watching == false)
         #expect(harness.status?.connected == true)
     }
+
+    @Test func aPeerThatNeverSendsVersionTimesOut() throws {
+        // A listening socket that never accepts: the kernel completes the
+        // TCP handshake, so the client connects, but no VERSION ever comes.
+        let mute = try FakeGPSD.MuteListener()
+        defer { mute.close() }
+        let harness = SourceHarness(
+            endpoint: GPSDEndpoint(port: mute.port), backoff: Self.quickBackoff, handshakeTimeout: 0.2)
+        defer { harness.stop() }
+        harness.start()
+        #expect(harness.wait(for: 1, timeout: 10) { $0.isDisconnected })
+        #expect(harness.waitForStatus(timeout: 10) { $0.reconnectAttempts >= 2 })
+        #expect(harness.status?.lastError?.code == .handshakeTimeout)
+        #expect(harness.connectionEvents == ["disconnected"])
+    }
+
+    /// libgps sends ?WATCH with write(2): on a socket gpsd has closed, that
+    /// raises SIGPIPE, whose default action would kill the daemon.
+    @Test func watchingAfterGpsdClosedDoesNotRaiseSIGPIPE() throws {
+        let server = try FakeGPSD(scripts: [[.send(Self.tpv(1)), .waitForRelease], []])
+        defer { server.stop() }
+        let harness = SourceHarness(endpoint: GPSDEndpoint(port: server.port), backoff: Self.quickBackoff)
+        defer { harness.stop() }
+        harness.start()
+        #expect(harness.wait(for: 1, timeout: 10) { $0.isFix })
+        harness.onQueue { source in
+            // The queue is held, so the source cannot see the EOF first.
+            server.release()
+            #expect(server.waitForClosedConnections(1, timeout: 10))
+            for enabled in [false, true, false, true] { source.setWatch(enabled) }
+        }
+        #expect(harness.wait(for: 1, timeout: 10) { $0.isDisconnected })
+        #expect(harness.wait(for: 2, timeout: 10) { $0.isConnected })
+        #expect(harness.logs.contains { $0.contains("streamFailed") })
+    }
 }

@@ -15,9 +15,7 @@ struct GPSFakeReplayTests {
         "bu303-nofix", "garmin-10x", "haicom-305N", "humminbird-M37", "motorola-t805", "navisys-gr701w",
     ]
 
-    static func bundled(_ name: String) -> String {
-        GPSFake.bundledLogDirectory.appendingPathComponent("\(name).log").path
-    }
+    static func bundled(_ name: String) -> String { GPSFake.bundledLog(name) }
 
     /// Fails (instead of running into a confusing error) when the tools are required but missing.
     static func requireTools() -> Bool {
@@ -182,8 +180,12 @@ struct GPSFakeReplayTests {
         #expect(harness.wait(for: 1, timeout: 15) { $0.isDisconnected })
 
         let name = URL(fileURLWithPath: log).lastPathComponent
-        let reference = Self.referenceEpochs(pipe.tpvs())
+        let tpvs = pipe.tpvs()
+        let reference = Self.referenceEpochs(tpvs)
         let fixes = harness.fixes
+        if tpvs.contains(where: { ($0["mode"] as? Int ?? 0) < 2 }) {
+            #expect(harness.noFixCount > 0, "\(name): gpspipe saw no-fix TPVs, GPSDSource reported none")
+        }
         #expect(harness.connectionEvents.first == "connected", "\(name): the source never connected")
         #expect(fixes.count == reference.count, "\(name): GPSDSource \(fixes.count) epochs, gpspipe \(reference.count)")
         for (index, (fix, epoch)) in zip(fixes, reference).enumerated() {

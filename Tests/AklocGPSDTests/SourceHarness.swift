@@ -20,12 +20,14 @@ final class SourceHarness: @unchecked Sendable {
     private var records: [Record] = []
     private var logLines: [String] = []
 
-    init(endpoint: GPSDEndpoint, device: String? = nil, backoff: Backoff = Backoff()) {
+    init(
+        endpoint: GPSDEndpoint, device: String? = nil, backoff: Backoff = Backoff(), handshakeTimeout: Double = 5
+    ) {
         queue.sync {
             let source = GPSDSource(
                 endpoint: endpoint, device: device, queue: queue,
                 log: { [weak self] level, message in self?.appendLog("\(level): \(message)") },
-                backoff: backoff)
+                backoff: backoff, handshakeTimeout: handshakeTimeout)
             source.onEvent = { [weak self] event in self?.append(event) }
             self.source = source
         }
@@ -40,6 +42,13 @@ final class SourceHarness: @unchecked Sendable {
         queue.sync {
             source?.setWatch(true)
             source?.start()
+        }
+    }
+
+    /// Runs `body` on the source's queue with the source, blocking that queue meanwhile.
+    func onQueue(_ body: (GPSDSource) -> Void) {
+        queue.sync {
+            if let source { body(source) }
         }
     }
 
@@ -77,6 +86,13 @@ final class SourceHarness: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return logLines
+    }
+
+    var noFixCount: Int {
+        events.filter {
+            if case .noFix = $0.event { return true }
+            return false
+        }.count
     }
 
     var fixes: [Location] {

@@ -140,17 +140,17 @@ private func failure(_ text: String) -> ProtocolError? {
 
     @Test func keyPaths() {
         for root in KeyPath.Root.allCases {
-            #expect(parseWireKeyPath(root.rawValue) == KeyPath(root))
+            #expect((try? KeyPath(parsing: root.rawValue)) == KeyPath(root))
         }
         for member in KeyPath.Member.allCases {
-            #expect(parseWireKeyPath("myLocation.\(member.rawValue)") == KeyPath(.myLocation, member: member))
-            #expect(parseWireKeyPath("rawLocation.\(member.rawValue)") == KeyPath(.rawLocation, member: member))
-            #expect(parseWireKeyPath("state.\(member.rawValue)") == nil)
+            #expect((try? KeyPath(parsing: "myLocation.\(member.rawValue)")) == KeyPath(.myLocation, member: member))
+            #expect((try? KeyPath(parsing: "rawLocation.\(member.rawValue)")) == KeyPath(.rawLocation, member: member))
+            #expect((try? KeyPath(parsing: "state.\(member.rawValue)")) == nil)
         }
         for bad in [
             "", ".", "myLocation.", "myLocation.speed.x", "mylocation", "myLocation.bogus", "state.x", " state",
         ] {
-            #expect(parseWireKeyPath(bad) == nil, "\(bad)")
+            #expect((try? KeyPath(parsing: bad)) == nil, "\(bad)")
         }
     }
 
@@ -207,7 +207,7 @@ private func failure(_ text: String) -> ProtocolError? {
         (#"{"op":"configure","policy":{"minIntervall":4}}"#, "badRequest"),
         (#"{"op":"configure","policy":[]}"#, "badRequest"),
         (#"{"op":"startUpdatingLocation","everyEpoch":1}"#, "badRequest"),
-        (#"{"op":"startUpdatingLocation","policy":{"updateSpeed":1e9}}"#, "badRequest"),
+        (#"{"op":"startUpdatingLocation","policy":{"maxInterval":1e9}}"#, "badRequest"),
         (#"{"op":"authorize","subject":"alice"}"#, "badRequest"),
         (#"{"op":"authorize","subject":"alice","status":"maybe"}"#, "badRequest"),
         (#"{"op":"authorize","subject":"","status":"deny"}"#, "badRequest"),

@@ -137,7 +137,7 @@ let minimalLocation = Location(latitude: -33.9, longitude: 151.2, mode: .twoD)
                 Issue.record("not a change")
                 continue
             }
-            #expect(parseWireKeyPath(fields["keyPath"]?.stringValue ?? "") != nil)
+            #expect((try? KeyPath(parsing: fields["keyPath"]?.stringValue ?? "")) != nil)
         }
     }
 
@@ -277,5 +277,68 @@ let minimalLocation = Location(latitude: -33.9, longitude: 151.2, mode: .twoD)
 
     @Test func duplicateKeysKeepTheLast() throws {
         #expect(try JSONValue.parse(Array(#"{"a":1,"a":2}"#.utf8)).get() == ["a": 2])
+    }
+}
+
+@Suite struct TimeWritingTests {
+    @Test func writerTimeMatchesFixTimeISO8601() {
+        var samples: [FixTime] = [
+            FixTime(secondsSince1970: 0), FixTime(secondsSince1970: -1, nanoseconds: 999_999_999),
+            FixTime(secondsSince1970: 951_782_400), FixTime(secondsSince1970: 1_796_051_351, nanoseconds: 5_000_000),
+            FixTime(secondsSince1970: -62_135_596_800), FixTime(secondsSince1970: 253_402_300_799, nanoseconds: 1),
+            FixTime(secondsSince1970: 253_402_300_800), FixTime(secondsSince1970: -62_135_596_801),
+        ]
+        var seconds: Int64 = -2_208_988_800
+        while seconds < 4_102_444_800 {
+            samples.append(
+                FixTime(secondsSince1970: seconds, nanoseconds: Int32(seconds & 0x3FFF_FFFF % 1_000_000_000)))
+            seconds += 7_777_777
+        }
+        for time in samples {
+            var writer = JSONWriter()
+            writer.time(time)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"\(time.iso8601)\"")
+        }
+    }
+}
+
+@Suite struct ErrorHelperTests {
+    @Test func lineTooLongAndForbiddenReplies() {
+        #expect(
+            String(decoding: ServerEncoder.reply(error: .lineTooLong()), as: UTF8.self)
+                == #"{"id":null,"ok":false,"error":{"code":"lineTooLong","message":"line longer than 65536 bytes"}}"#
+                + "\n")
+        let forbidden = ProtocolError.forbidden(.engine(.pause), adminGroup: "akloc-admin", id: 11)
+        #expect(
+            String(decoding: ServerEncoder.reply(error: forbidden), as: UTF8.self)
+                == #"{"id":11,"ok":false,"error":{"code":"forbidden","message":"pause needs root or the akloc-admin group"}}"#
+                + "\n")
+    }
+
+    @Test func adminOperations() throws {
+        let admin = ["pause", "resume", "reload", "authorize"]
+        for name in ClientRequest.operationNames {
+            var line = #"{"op":"\#(name)","keyPath":"state","type":"always","policy":{},"subject":"a","status":"deny"}"#
+            if name == "startUpdatingLocation" { line = #"{"op":"startUpdatingLocation"}"# }
+            let request = try ClientRequest.decode(Array(line.utf8)).get()
+            #expect(request.operation.isAdmin == admin.contains(name), "\(name)")
+            #expect(request.operation.name == name)
+        }
+    }
+}
+
+@Suite struct CoalescingTests {
+    @Test func onlyLocationEventsCoalesce() {
+        let location = Location(latitude: 1, longitude: 2)
+        #expect(Engine.Event.didUpdateLocation(location, afterTimeInterval: 5).coalescingKey == "didUpdateLocation")
+        #expect(
+            Engine.Event.didUpdateLocation(location, afterTimeInterval: nil).coalescingKey == "didUpdateLocation/epoch")
+        #expect(
+            Engine.Event.change(keyPath: KeyPath(.myLocation, member: .speed), new: .number(1), old: nil).coalescingKey
+                == "change/myLocation.speed")
+        #expect(Engine.Event.change(keyPath: KeyPath(.state), new: .string("paused"), old: nil).coalescingKey == nil)
+        #expect(Engine.Event.didGetFirstLocation(location).coalescingKey == nil)
+        #expect(Engine.Event.didGetError(.locationManagerCantDetectFirstLocation).coalescingKey == nil)
+        #expect(Engine.Event.didGetNotification(.paused).coalescingKey == nil)
     }
 }

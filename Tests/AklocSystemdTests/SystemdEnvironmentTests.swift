@@ -130,3 +130,49 @@ extension SystemdEnvironmentTests {
         }
     }
 }
+
+extension SystemdEnvironmentTests {
+    /// Stands in for journald at its fixed socket path, which libsystemd does
+    /// not let callers change. Runs only as root on a machine without
+    /// journald (this container), and removes what it created. Serialized
+    /// with the test that checks for that socket.
+    @Test(
+        .enabled(
+            if: getuid() == 0 && access("/run/systemd/journal/socket", F_OK) != 0,
+            "needs root and no running journald"))
+    func recordsReachJournaldWithStructuredFields() throws {
+        let directory = "/run/systemd/journal"
+        let path = directory + "/socket"
+        let createdDirectory = mkdir(directory, 0o755) == 0
+        let journald = TestSockets.unixSocket(type: Int32(SOCK_DGRAM.rawValue), path: path)
+        defer {
+            close(journald)
+            unlink(path)
+            if createdDirectory { rmdir(directory) }
+        }
+        let (readEnd, writeEnd) = TestSockets.pipe()
+        defer {
+            close(readEnd)
+            close(writeEnd)
+        }
+        let logger = Logger(minimumLevel: .info, destination: .journal(fallback: writeEnd))
+        logger.warning("client dropped", ["AKLOC_CLIENT_UID": "1000", "akloc-source": "gpsd://127.0.0.1:2947"])
+        let datagram = try #require(TestSockets.receive(journald))
+        let fields = datagram.split(separator: "\n").map(String.init)
+        #expect(fields.contains("MESSAGE=client dropped"))
+        #expect(fields.contains("PRIORITY=4"))
+        #expect(fields.contains("SYSLOG_IDENTIFIER=aklocd"))
+        #expect(fields.contains("AKLOC_CLIENT_UID=1000"))
+        #expect(fields.contains("AKLOC_SOURCE=gpsd://127.0.0.1:2947"))
+        #expect(!fields.contains { $0.hasPrefix("CODE_FILE=") }, "no location of the shim header")
+
+        logger.info("two\nlines")
+        let binary = try #require(TestSockets.receive(journald))
+        // Values with newlines use journald's length-prefixed field format.
+        #expect(binary.contains("MESSAGE\n"))
+        #expect(binary.contains("two\nlines"))
+        logger.debug("filtered")
+        #expect(TestSockets.receive(journald, timeoutMilliseconds: 50) == nil)
+        #expect(TestSockets.drain(readEnd).isEmpty, "nothing fell back to the stream")
+    }
+}

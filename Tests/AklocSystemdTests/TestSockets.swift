@@ -80,3 +80,43 @@ func withEnvironment<T>(_ values: [String: String?], _ body: () throws -> T) ret
     }
     return try body()
 }
+
+/// Starts `arguments` (absolute path first) with output discarded.
+func spawnQuietly(_ arguments: [String]) -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let result = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+    precondition(result == 0, "posix_spawn \(arguments[0]) failed: \(result)")
+    return pid
+}
+
+/// Connects to a Unix stream socket, retrying until it exists (bounded).
+func connectWhenListening(_ path: String, timeoutSeconds: Double = 10) -> Int32? {
+    var waited = 0.0
+    while waited < timeoutSeconds {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8)
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        if result == 0 { return fd }
+        close(fd)
+        usleep(20_000)
+        waited += 0.02
+    }
+    return nil
+}

@@ -17,12 +17,12 @@ public final class DaemonProcess: @unchecked Sendable {
     private let environment: [String: String]
     private let launcher: [String]
 
-    /// Starts aklocd reading gpsd at `gpsdPort` with `config` as its config
-    /// file text, and waits (bounded) until its socket accepts connections.
-    /// `launcher` runs aklocd through another program, e.g.
-    /// `["prlimit", "--nofile=256:4096", "--"]`.
+    /// Starts aklocd reading gpsd at `gpsdPort` (nil: no `--gpsd`, the
+    /// config's `[gpsd]` applies) with `config` as its config file text, and
+    /// waits (bounded) until its socket accepts connections. `launcher` runs
+    /// aklocd through another program, e.g. `["prlimit", "--nofile=256:4096", "--"]`.
     public init(
-        gpsdPort: UInt16, config: String = "", extraArguments: [String] = [], environment: [String: String] = [:],
+        gpsdPort: UInt16?, config: String = "", extraArguments: [String] = [], environment: [String: String] = [:],
         launcher: [String] = [], waitForSocket: Bool = true
     ) throws {
         directory = FileManager.default.temporaryDirectory
@@ -35,10 +35,8 @@ public final class DaemonProcess: @unchecked Sendable {
         configPath = directory.appendingPathComponent("akloc.conf").path
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         arguments =
-            [
-                "--socket", socketPath, "--gpsd", "127.0.0.1:\(gpsdPort)", "--state-dir", stateDirectory,
-                "--config", configPath, "--log-level", "debug",
-            ] + extraArguments
+            ["--socket", socketPath] + (gpsdPort.map { ["--gpsd", "127.0.0.1:\($0)"] } ?? [])
+            + ["--state-dir", stateDirectory, "--config", configPath, "--log-level", "debug"] + extraArguments
         self.environment = environment
         self.launcher = launcher
         process = try Self.launch(launcher, arguments, environment)
@@ -46,6 +44,28 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    /// What systemd hands a service. Other tests in the same process set
+    /// some of these for a moment (setenv), so a daemon never inherits them:
+    /// it gets exactly those its test passes in `environment`.
+    public static let systemdVariables = [
+        "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES",
+        "JOURNAL_STREAM",
+    ]
+
+    /// aklocd, or `launcher` running it, without the systemd variables of
+    /// this process that `environment` does not set.
+    private static func launch(
+        _ launcher: [String], _ arguments: [String], _ environment: [String: String]
+    ) throws -> TestProcess {
+        let removing = systemdVariables.filter { environment[$0] == nil }
+        guard let program = launcher.first else {
+            return try TestProcess(Binaries.aklocd, arguments, environment: environment, removing: removing)
+        }
+        return try TestProcess(
+            program, Array(launcher.dropFirst()) + [Binaries.aklocd] + arguments, environment: environment,
+            removing: removing)
+    }
 
     /// Waits until a connection to the socket succeeds (the daemon is serving).
     public func waitUntilServing(timeout: Double = 15) throws {
@@ -74,16 +94,6 @@ public final class DaemonProcess: @unchecked Sendable {
         process.kill()
         process = try Self.launch(launcher, arguments, environment)
         try waitUntilServing()
-    }
-
-    private static func launch(
-        _ launcher: [String], _ arguments: [String], _ environment: [String: String]
-    ) throws -> TestProcess {
-        guard let program = launcher.first else {
-            return try TestProcess(Binaries.aklocd, arguments, environment: environment)
-        }
-        return try TestProcess(
-            program, Array(launcher.dropFirst()) + [Binaries.aklocd] + arguments, environment: environment)
     }
 
     /// SIGTERM and wait for the exit code (nil if it did not exit within `timeout`).

@@ -133,6 +133,11 @@ public final class GPSFake: @unchecked Sendable {
         return nil
     }
 
+    /// The path of a bundled capture by name, e.g. `bundledLog("haicom-305N")`.
+    public static func bundledLog(_ name: String) -> String {
+        bundledLogDirectory.appendingPathComponent(name.hasSuffix(".log") ? name : "\(name).log").path
+    }
+
     /// `*.log` files in `directory`, sorted by name.
     public static func logs(in directory: URL) -> [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []

@@ -5,8 +5,9 @@ import Foundation
 #endif
 
 /// A raw NDJSON client of aklocd's Unix socket for tests: blocking writes,
-/// reads bounded by poll(2) timeouts, never a sleep.
-public final class SocketClient {
+/// reads bounded by poll(2) timeouts, never a sleep. Not thread-safe: one
+/// thread per client (hence unchecked Sendable, for tests that read many at once).
+public final class SocketClient: @unchecked Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
         public init(_ description: String) { self.description = description }

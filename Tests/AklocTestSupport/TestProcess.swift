@@ -31,11 +31,12 @@ public final class TestProcess: @unchecked Sendable {
     private var exitStatus: Int32?
 
     /// Starts `executable` (an absolute path, or a name looked up in PATH).
-    /// `environment` entries are added to (or replace) this process's environment.
+    /// `environment` entries are added to (or replace) this process's
+    /// environment, and the variables named in `removing` are left out.
     /// `passing` maps a descriptor number in the child to one of ours, which is
     /// duplicated there (e.g. `[3: socketEnd]`).
     public init(
-        _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], removing: [String] = [],
         passing: [Int32: Int32] = [:]
     ) throws {
         guard let path = TestProcess.which(executable) else {
@@ -49,6 +50,7 @@ public final class TestProcess: @unchecked Sendable {
 
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
+        for key in removing { env[key] = nil }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

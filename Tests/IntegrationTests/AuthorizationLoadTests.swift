@@ -131,7 +131,7 @@ extension RealUsers.AuthorizationTests {
         let pipe = stage.pipe!
         let (authorized, hello) = try stage.connect(as: watcher)
         #expect(hello["authorizationStatus"] as? String == "authorizedAlways")
-        #expect(try authorized.request("observe", ["keyPath": "rawLocation"]).ok)
+        #expect(try authorized.request("observe", ["keyPath": "rawLocation"]).succeeded)
 
         let flood = try TestProcess(
             TestProcess.which("setpriv") ?? "/usr/bin/setpriv",
@@ -155,7 +155,7 @@ extension RealUsers.AuthorizationTests {
             }
             guard let line = try? authorized.readLine(timeout: 0.2) else { continue }
             let message = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
-            if let location = message.location, let time = location["timestamp"] as? String {
+            if let location = message.position, let time = location["timestamp"] as? String {
                 epochs.append(time)
                 if floodReady { underLoad += 1 }
             }
@@ -222,7 +222,7 @@ extension RealUsers.AuthorizationTests {
         try #require(
             !greeted.isEmpty && !waiting.isEmpty && greeted.count > waiting.count + 2,
             "\(greeted.count) greeted, \(waiting.count) waiting")
-        for _ in 0..<20 { #expect(try root.request("status", timeout: 5).ok, "aklocd busy at its limit") }
+        for _ in 0..<20 { #expect(try root.request("status", timeout: 5).succeeded, "aklocd busy at its limit") }
 
         greeted.removeFirst(waiting.count + 2)  // closed: aklocd sees them leave
         for (index, peer) in waiting.enumerated() {
@@ -234,7 +234,7 @@ extension RealUsers.AuthorizationTests {
                 break
             }
         }
-        #expect(try root.request("status").ok)
+        #expect(try root.request("status").succeeded)
         let failures = stage.daemon!.process.stderr().components(separatedBy: "accept failed").count - 1
         print(
             "out of descriptors: \(greeted.count + waiting.count + 2) peers, \(waiting.count) waited; "

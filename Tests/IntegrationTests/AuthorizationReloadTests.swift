@@ -28,11 +28,11 @@ extension RealUsers.AuthorizationTests {
 
         let (joining, joinHello) = try stage.connect(as: joiner)
         #expect(joinHello["authorizationStatus"] as? String == "notDetermined")
-        #expect(try joining.request("observe", ["keyPath": "authorizationStatus", "options": ["old"]]).ok)
+        #expect(try joining.request("observe", ["keyPath": "authorizationStatus", "options": ["old"]]).succeeded)
         let (leaving, leaveHello) = try stage.connect(as: leaver)
         #expect(leaveHello["authorizationStatus"] as? String == "authorizedAlways")
-        #expect(try leaving.request("observe", ["keyPath": "rawLocation"]).ok)
-        #expect(try leaving.request("startUpdatingLocation", ["everyEpoch": true]).ok)
+        #expect(try leaving.request("observe", ["keyPath": "rawLocation"]).succeeded)
+        #expect(try leaving.request("startUpdatingLocation", ["everyEpoch": true]).succeeded)
         try leaving.waitForLocations(2)
 
         // Group membership changes take effect at the next reload (aklocd caches NSS answers until then).
@@ -43,12 +43,12 @@ extension RealUsers.AuthorizationTests {
         let change = try joining.readMessage()
         #expect(change.event == "change" && change["keyPath"] as? String == "authorizationStatus")
         #expect(change["new"] as? String == "authorizedAlways" && change["old"] as? String == "notDetermined")
-        #expect(try joining.request("startUpdatingLocation", ["everyEpoch": true]).ok)
+        #expect(try joining.request("startUpdatingLocation", ["everyEpoch": true]).succeeded)
         try joining.waitForLocations(3)
 
         try config(leaverRule: "deny").write(toFile: stage.daemon!.configPath, atomically: true, encoding: .utf8)
         let (root, _) = try stage.connectAsRoot()
-        #expect(try root.request("reload").ok)
+        #expect(try root.request("reload").succeeded)
         let toldDenied = try leaving.collect { $0.notification == "authorizationDenied" }
         #expect(toldDenied.compactMap(\.notification) == ["authorizationDenied"], "the plain notification only")
         let denied = leaving.transcript.count
@@ -56,7 +56,7 @@ extension RealUsers.AuthorizationTests {
         try reference.waitForLocations(5)
         try joining.waitForLocations(3)
         let status = try leaving.request("status")
-        #expect(status.ok && status.result?["fix"] == nil)
+        #expect(status.succeeded && status.resultObject?["fix"] == nil)
         #expect(try leaving.request("get", ["keyPath": "myLocation"]).errorCode == "notAuthorized")
         let after = leaving.transcript[denied...]
         #expect(
@@ -92,23 +92,23 @@ extension RealUsers.AuthorizationTests {
             #expect(reply.errorCode == "forbidden", "\(op) by a plain user: \(reply)")
         }
         #expect(try String(contentsOfFile: configPath, encoding: .utf8) == config, "a refused authorize wrote")
-        #expect(try root.request("status").result?["paused"] as? Bool == false)
+        #expect(try root.request("status").resultObject?["paused"] as? Bool == false)
 
         let (adminClient, adminHello) = try stage.connect(as: admin)
         #expect(adminHello["authorizationStatus"] as? String == "notDetermined", "admin is not location access")
         let paused = try adminClient.exchange("pause")
-        #expect(paused.reply.ok, "\(paused.reply)")
+        #expect(paused.reply.succeeded, "\(paused.reply)")
         #expect(paused.events.contains { $0.notification == "paused" })
         for client in [root, plainClient] { _ = try client.waitFor { $0.notification == "paused" } }
-        #expect(try root.request("status").result?["paused"] as? Bool == true)
-        #expect(try adminClient.request("reload").ok)
+        #expect(try root.request("status").resultObject?["paused"] as? Bool == true)
+        #expect(try adminClient.request("reload").succeeded)
         let resumed = try adminClient.exchange("resume")
-        #expect(resumed.reply.ok, "\(resumed.reply)")
+        #expect(resumed.reply.succeeded, "\(resumed.reply)")
         for client in [root, plainClient] { _ = try client.waitFor { $0.notification == "resumed" } }
         #expect(try plainClient.request("pause").errorCode == "forbidden", "still refused after a reload")
 
         // An admin may also rewrite rules: here, shutting the plain user out.
-        #expect(try adminClient.request("authorize", ["subject": plain.name, "status": "deny"]).ok)
+        #expect(try adminClient.request("authorize", ["subject": plain.name, "status": "deny"]).succeeded)
         #expect(try String(contentsOfFile: configPath, encoding: .utf8).contains("\n\(plain.name) = deny\n"))
         _ = try plainClient.waitFor { $0.notification == "authorizationDenied" }
     }
@@ -135,21 +135,21 @@ extension RealUsers.AuthorizationTests {
         #expect(memberHello["authorizationStatus"] as? String == "notDetermined")
         let (root, _) = try stage.connectAsRoot()
 
-        #expect(try root.request("authorize", ["subject": user.name, "status": "always"]).ok)
+        #expect(try root.request("authorize", ["subject": user.name, "status": "always"]).succeeded)
         #expect(
             try configText()
                 == "# kept as written\n[authorization]\n# no one by default\ndefault = deny\n\(user.name) = always\n\n[socket]\n"
         )
         _ = try userClient.waitFor { $0.notification == "authorizedAlways" }
-        #expect(try userClient.request("startUpdatingLocation").ok)
+        #expect(try userClient.request("startUpdatingLocation").succeeded)
         try userClient.waitForLocations(1)
 
-        #expect(try root.request("authorize", ["subject": "@\(team.name)", "status": "when-in-use"]).ok)
+        #expect(try root.request("authorize", ["subject": "@\(team.name)", "status": "when-in-use"]).succeeded)
         #expect(try configText().contains("\n@\(team.name) = when-in-use\n"))
         _ = try memberClient.waitFor { $0.notification == "authorizedWhenInUse" }
 
         // Changing a rule rewrites its line in place.
-        #expect(try root.request("authorize", ["subject": user.name, "status": "deny"]).ok)
+        #expect(try root.request("authorize", ["subject": user.name, "status": "deny"]).succeeded)
         let text = try configText()
         #expect(text.contains("default = deny\n\(user.name) = deny\n@\(team.name) = when-in-use\n"), "\(text)")
         #expect(!text.contains("\(user.name) = always"))

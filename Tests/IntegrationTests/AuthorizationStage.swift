@@ -104,15 +104,14 @@ final class AuthorizationStage {
 
 // MARK: - Reading the protocol
 
+// `event`, `notification` and `errorCode` come from LiveReplay.swift.
 extension [String: Any] {
-    var event: String? { self["event"] as? String }
-    var notification: String? { event == "didGetNotification" ? self["notification"] as? String : nil }
     var isReply: Bool { self["ok"] != nil }
-    var ok: Bool { self["ok"] as? Bool == true }
-    var errorCode: String? { (self["error"] as? [String: Any])?["code"] as? String }
-    var result: [String: Any]? { self["result"] as? [String: Any] }
-    /// A location event: a delegate update, a first location, or a change of a location key path.
-    var location: [String: Any]? {
+    var succeeded: Bool { self["ok"] as? Bool == true }
+    var resultObject: [String: Any]? { self["result"] as? [String: Any] }
+    /// The position a message carries: a delegate update, a first location,
+    /// or a change of a location key path.
+    var position: [String: Any]? {
         switch event {
         case "didUpdateLocation", "didGetFirstLocation": self["location"] as? [String: Any]
         case "change":
@@ -140,7 +139,7 @@ extension SocketClient {
         var locations = 0
         _ = try waitFor(timeout: timeout, skipped: { seen.append($0) }) { message in
             seen.append(message)
-            if message.location != nil { locations += 1 }
+            if message.position != nil { locations += 1 }
             return locations >= count
         }
         return seen

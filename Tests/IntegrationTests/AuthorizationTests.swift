@@ -27,12 +27,12 @@ extension RealUsers {
         static func reference(_ stage: AuthorizationStage) throws -> SocketClient {
             let (client, hello) = try stage.connectAsRoot()
             #expect(hello["authorizationStatus"] as? String == "authorizedAlways", "root is always authorized")
-            #expect(try client.request("observe", ["keyPath": "rawLocation"]).ok)
+            #expect(try client.request("observe", ["keyPath": "rawLocation"]).succeeded)
             let connected: ([String: Any]) -> Bool = {
                 $0.event == "change" && $0["keyPath"] as? String == "source" && !($0["new"] is NSNull)
             }
             let observed = try client.exchange("observe", ["keyPath": "source", "options": ["initial"]])
-            #expect(observed.reply.ok)
+            #expect(observed.reply.succeeded)
             if !observed.events.contains(where: connected) { _ = try client.waitFor(timeout: 15, connected) }
             return client
         }
@@ -58,23 +58,24 @@ extension RealUsers {
                 for (op, arguments) in Self.locationRequests {
                     let (events, reply) = try client.exchange(op, arguments)
                     #expect(reply.errorCode == "notAuthorized", "\(round): \(op) \(arguments) -> \(reply)")
-                    #expect(events.allSatisfy { $0.location == nil }, "\(round): \(op) \(arguments) sent \(events)")
+                    #expect(events.allSatisfy { $0.position == nil }, "\(round): \(op) \(arguments) sent \(events)")
                 }
                 let status = try client.request("status")
-                #expect(status.ok)
-                #expect(status.result?["fix"] == nil, "\(round): status shows a fix to a denied client: \(status)")
+                #expect(status.succeeded)
+                #expect(
+                    status.resultObject?["fix"] == nil, "\(round): status shows a fix to a denied client: \(status)")
             }
             // Already determined: the reply is the status, with no notification.
             let asked = try client.exchange("requestAuthorization", ["type": "always"])
-            #expect(asked.reply.result?["authorizationStatus"] as? String == "denied")
+            #expect(asked.reply.resultObject?["authorizationStatus"] as? String == "denied")
             #expect(asked.events.isEmpty)
             // Allowed paths still work, and stay quiet about positions.
-            #expect(try client.request("observe", ["keyPath": "state", "options": ["initial"]]).ok)
+            #expect(try client.request("observe", ["keyPath": "state", "options": ["initial"]]).succeeded)
             #expect(try client.request("get", ["keyPath": "authorizationStatus"])["result"] as? String == "denied")
 
             // More fixes reach the reference while the denied client is connected and observing.
             try reference.waitForLocations(5)
-            #expect(try client.request("status").ok)
+            #expect(try client.request("status").succeeded)
             #expect(
                 !client.sawLocation,
                 "a denied client received a position:\n\(client.transcript.joined(separator: "\n"))")
@@ -129,13 +130,13 @@ extension RealUsers {
             let (sibling, siblingHello) = try stage.connect(as: user)
             #expect(hello["authorizationStatus"] as? String == "notDetermined")
             #expect(siblingHello["authorizationStatus"] as? String == "notDetermined")
-            #expect(try client.request("observe", ["keyPath": "authorizationStatus", "options": ["old"]]).ok)
+            #expect(try client.request("observe", ["keyPath": "authorizationStatus", "options": ["old"]]).succeeded)
             let early = try client.exchange("startUpdatingLocation")
             #expect(early.reply.errorCode == "notAuthorized")
             #expect(early.events.map(\.notification) == ["locationManagerNotAuthorized"])
 
             let (events, reply) = try client.exchange("requestAuthorization", ["type": grant.type])
-            #expect(reply.result?["authorizationStatus"] as? String == grant.status)
+            #expect(reply.resultObject?["authorizationStatus"] as? String == grant.status)
             #expect(events.map(\.notification) == [grant.userNotification, grant.notification, nil])
             #expect(events.last?.event == "change" && events.last?["new"] as? String == grant.status)
             #expect(events.last?["old"] as? String == "notDetermined")
@@ -146,14 +147,14 @@ extension RealUsers {
 
             let authorized = grant.status != "denied"
             let start = try client.exchange("startUpdatingLocation")
-            #expect(start.reply.ok == authorized, "\(start.reply)")
+            #expect(start.reply.succeeded == authorized, "\(start.reply)")
             if authorized {
                 try client.waitForLocations(1)
                 try reference.waitForLocations(1)
             } else {
                 #expect(start.reply.errorCode == "notAuthorized")
                 try reference.waitForLocations(3)
-                #expect(try client.request("status").ok)
+                #expect(try client.request("status").succeeded)
                 #expect(!client.sawLocation)
             }
 
@@ -192,7 +193,7 @@ extension RealUsers {
                     """, log: "haicom-305N")
             let (root, rootHello) = try stage.connectAsRoot()
             #expect(rootHello["authorizationStatus"] as? String == "authorizedAlways")
-            #expect(try root.request("startUpdatingLocation", ["everyEpoch": true]).ok)
+            #expect(try root.request("startUpdatingLocation", ["everyEpoch": true]).succeeded)
 
             let expected: [(SystemAccounts.User, String)] = [
                 (whenInUse, "authorizedWhenInUse"), (always, "authorizedAlways"), (viaGroup, "authorizedAlways"),
@@ -203,10 +204,10 @@ extension RealUsers {
                 let (client, hello) = try stage.connect(as: user)
                 #expect(hello["authorizationStatus"] as? String == status, "\(user.name)")
                 let asked = try client.exchange("requestAuthorization", ["type": "always"])
-                #expect(asked.reply.result?["authorizationStatus"] as? String == status)
+                #expect(asked.reply.resultObject?["authorizationStatus"] as? String == status)
                 #expect(asked.events.isEmpty, "a determined status is only reported")
                 let start = try client.exchange("startUpdatingLocation", ["everyEpoch": true])
-                #expect(start.reply.ok == (status != "denied"), "\(user.name): \(start.reply)")
+                #expect(start.reply.succeeded == (status != "denied"), "\(user.name): \(start.reply)")
                 clients.append((client, status))
             }
             // Without logind (containers, CI) every uid counts as active, so
@@ -217,7 +218,7 @@ extension RealUsers {
             }
             try root.waitForLocations(3)
             for (client, status) in clients where status == "denied" {
-                #expect(try client.request("status").ok)
+                #expect(try client.request("status").succeeded)
                 #expect(!client.sawLocation)
             }
         }

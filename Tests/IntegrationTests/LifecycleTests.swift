@@ -29,18 +29,18 @@ extension RealUsers {
             #expect(ruleHello["authorizationStatus"] as? String == "authorizedWhenInUse")
             let (byRequest, _) = try stage.connect(as: asking)
             let granted = try byRequest.request("requestAuthorization", ["type": "always"])
-            #expect(granted.result?["authorizationStatus"] as? String == "authorizedWhenInUse")
+            #expect(granted.resultObject?["authorizationStatus"] as? String == "authorizedWhenInUse")
             for client in [byRule, byRequest] {
                 let start = try client.exchange("startUpdatingLocation", ["everyEpoch": true])
-                #expect(start.reply.ok)
-                #expect(try client.request("get", ["keyPath": "myLocation"]).ok)
+                #expect(start.reply.succeeded)
+                #expect(try client.request("get", ["keyPath": "myLocation"]).succeeded)
             }
             for client in [byRule, byRequest] {
                 let seen = try client.waitForLocations(5)
                 #expect(seen.contains { $0.event == "didGetFirstLocation" })
                 #expect(!seen.contains { $0.notification == "appInBackground" })
                 let status = try client.request("status")
-                #expect(status.result?["fix"] != nil, "an active whenInUse client sees the fix in status")
+                #expect(status.resultObject?["fix"] != nil, "an active whenInUse client sees the fix in status")
             }
             let log = stage.daemon!.process.stderr()
             #expect(log.components(separatedBy: "no logind here").count - 1 == 1, "logged once:\n\(log)")

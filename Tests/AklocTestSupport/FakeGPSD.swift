@@ -1,5 +1,4 @@
 import AklocCore
-import AklocTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -10,26 +9,28 @@ import Foundation
 /// connection with a VERSION line, waits for the client's ?WATCH, then plays
 /// that connection's script (bytes and pauses), and finally closes the
 /// connection or, for the last script, keeps it open until `stop()`.
-final class FakeGPSD: @unchecked Sendable {
+public final class FakeGPSD: @unchecked Sendable {
     // @unchecked: `listener` is immutable after init; `accepted` is guarded by `lock`.
 
-    enum Step {
+    public enum Step {
         case send([UInt8])
         case pause(Double)
+        /// Blocks this connection's script until the test calls `release()`.
+        case waitForRelease
     }
 
-    static let version =
+    public static let version =
         Array(
             #"{"class":"VERSION","release":"3.22","rev":"fake","proto_major":3,"proto_minor":14}"#.utf8) + [13, 10]
 
-    static func tpv(second: Int, lat: Double, lon: Double, device: String = "/dev/fake0") -> [UInt8] {
+    public static func tpv(second: Int, lat: Double, lon: Double, device: String = "/dev/fake0") -> [UInt8] {
         let time = FixTime(secondsSince1970: 1_800_000_000 + Int64(second)).iso8601
         return Array(
             (#"{"class":"TPV","device":"\#(device)","mode":3,"time":"\#(time)","lat":\#(lat),"lon":\#(lon),"#
                 + #""altHAE":10.5,"altMSL":8.25,"eph":4.5,"speed":1.25,"track":90.0}"# + "\r\n").utf8)
     }
 
-    let port: UInt16
+    public let port: UInt16
     private let listener: Int32
     private let scripts: [[Step]]
     private let lock = NSLock()
@@ -39,8 +40,10 @@ final class FakeGPSD: @unchecked Sendable {
     private let done = DispatchGroup()
     private let textCondition = NSCondition()
     private var received: [UInt8] = []
+    private var closed = 0
+    private let releases = DispatchSemaphore(value: 0)
 
-    init(scripts: [[Step]], port requested: UInt16 = 0) throws {
+    public init(scripts: [[Step]], port requested: UInt16 = 0) throws {
         self.scripts = scripts
         listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var reuse: Int32 = 1
@@ -69,25 +72,41 @@ final class FakeGPSD: @unchecked Sendable {
         stop()
     }
 
-    var connectionCount: Int {
+    public var connectionCount: Int {
         lock.lock()
         defer { lock.unlock() }
         return accepted
     }
 
     /// Everything clients sent, over all connections.
-    var clientText: String {
+    public var clientText: String {
         textCondition.lock()
         defer { textCondition.unlock() }
         return String(decoding: received, as: UTF8.self)
     }
 
     /// Waits until the clients have sent `text`, bounded.
-    func waitForClientText(_ text: String, timeout: Double) -> Bool {
+    public func waitForClientText(_ text: String, timeout: Double) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         textCondition.lock()
         defer { textCondition.unlock() }
         while !String(decoding: received, as: UTF8.self).contains(text) {
+            if !textCondition.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
+    /// Lets a script waiting at `.waitForRelease` go on.
+    public func release() {
+        releases.signal()
+    }
+
+    /// Waits until the server has closed `count` connections, bounded.
+    public func waitForClosedConnections(_ count: Int, timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        textCondition.lock()
+        defer { textCondition.unlock() }
+        while closed < count {
             if !textCondition.wait(until: deadline) { return false }
         }
         return true
@@ -101,13 +120,14 @@ final class FakeGPSD: @unchecked Sendable {
     }
 
     /// Closes the listener and every connection, and waits for the server thread.
-    func stop() {
+    public func stop() {
         lock.lock()
         let wasStopped = stopped
         stopped = true
         let connections = openConnections
         lock.unlock()
         guard !wasStopped else { return }
+        releases.signal()
         shutdown(listener, Int32(SHUT_RDWR))
         for fd in connections { shutdown(fd, Int32(SHUT_RDWR)) }
         _ = done.wait(timeout: .now() + 10)
@@ -140,6 +160,10 @@ final class FakeGPSD: @unchecked Sendable {
             openConnections.removeAll { $0 == fd }
             lock.unlock()
             close(fd)
+            textCondition.lock()
+            closed += 1
+            textCondition.broadcast()
+            textCondition.unlock()
         }
         guard write(fd, FakeGPSD.version), awaitWatch(fd) else { return }
         guard let script else {
@@ -151,6 +175,7 @@ final class FakeGPSD: @unchecked Sendable {
             switch step {
             case .send(let bytes): if !write(fd, bytes) { return }
             case .pause(let seconds): usleep(useconds_t(seconds * 1e6))
+            case .waitForRelease: _ = releases.wait(timeout: .now() + 30)
             }
         }
         if isLast {
@@ -204,6 +229,38 @@ final class FakeGPSD: @unchecked Sendable {
             let count = recv(fd, &buffer, buffer.count, 0)
             if count <= 0 { return }
             record(buffer[0..<count])
+        }
+    }
+}
+
+extension FakeGPSD {
+    /// A bound, listening loopback socket that never accepts.
+    public final class MuteListener {
+        public let fd: Int32
+        public let port: UInt16
+
+        public init() throws {
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let socketFD = fd
+            let ok = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                    bind(socketFD, generic, length) == 0 && listen(socketFD, 16) == 0
+                        && getsockname(socketFD, generic, &length) == 0
+                }
+            }
+            guard ok else {
+                Glibc.close(fd)
+                throw POSIXError(.EADDRINUSE)
+            }
+            port = UInt16(bigEndian: address.sin_port)
+        }
+
+        public func close() {
+            Glibc.close(fd)
         }
     }
 }

@@ -1,0 +1,128 @@
+import AklocCore
+import AklocProtocol
+import Glibc
+
+/// `akloc watch [KEYPATH…] [--min S] [--max S] [--speed M/S] [--distance M] [--accuracy M] [--every-epoch] [--human]`
+struct WatchCommand: Command {
+    static let name = "watch"
+    static let abstract = "Stream locations (or key path changes) as NDJSON until interrupted"
+    static let usage =
+        "watch [KEYPATH…] [--min S] [--max S] [--speed M/S] [--distance M] [--accuracy M] [--every-epoch] [--human]"
+    static let details = """
+        Without KEYPATH, starts delegate-style updates: didGetFirstLocation, didUpdateLocation,
+        didGetError and didGetNotification events. With KEYPATHs (myLocation, myLocation.speed,
+        state, …), observes each one and prints its change events, starting with the current value.
+
+        Options (the throttle policy; any left out take the daemon's configured defaults):
+          --min S         minimum interval while moving, seconds (default 5)
+          --max S         maximum interval while still, seconds (default 300)
+          --speed M/S     speed at or above which --min applies (default 0.4)
+          --distance M    under --max, deliver only after moving M metres (default 0: off)
+          --accuracy M    skip fixes with a horizontal accuracy worse than M metres (default 0: off)
+          --every-epoch   also print every epoch unthrottled (without KEYPATH only)
+          --human         one readable line per event instead of NDJSON
+
+        Each event is printed as one line, exactly as the daemon sent it, and flushed at once.
+        Stops with status 0 on Ctrl-C or a closed stdout, 69 when the daemon goes away.
+        """
+
+    var keyPaths: [String]
+    var policy: [String: JSONValue] = [:]
+    var everyEpoch: Bool
+    var human: Bool
+
+    init(arguments: [String]) throws(CLIError) {
+        let scanner = try ArgumentScanner(
+            arguments, options: ["--min", "--max", "--speed", "--distance", "--accuracy"],
+            flags: ["--human", "--every-epoch"])
+        keyPaths = scanner.positionals
+        human = scanner.flag("--human")
+        everyEpoch = scanner.flag("--every-epoch")
+        let members: [(String, String, String)] = [
+            ("--min", "minInterval", "seconds"), ("--max", "maxInterval", "seconds"),
+            ("--speed", "updateSpeed", "metres per second"), ("--distance", "distanceFilter", "metres"),
+            ("--accuracy", "desiredAccuracy", "metres"),
+        ]
+        for (option, member, unit) in members {
+            if let value = try scanner.number(option, unit: unit) { policy[member] = .double(value) }
+        }
+    }
+
+    func validate() throws(CLIError) {
+        for keyPath in keyPaths where (try? AklocCore.KeyPath(parsing: keyPath)) == nil {
+            throw .usage("unknown key path '\(keyPath)'")
+        }
+        if everyEpoch && !keyPaths.isEmpty {
+            throw .usage("--every-epoch applies to location updates, not to KEYPATHs (observe rawLocation instead)")
+        }
+        if let min = policy["minInterval"]?.doubleValue, let max = policy["maxInterval"]?.doubleValue, min > max {
+            throw .usage("--min (\(format(min))) must not exceed --max (\(format(max)))")
+        }
+        if !policy.isEmpty {
+            do {
+                // Range checks of the protocol; defaults stand in for members left out.
+                var probe = policy
+                if probe["minInterval"] == nil { probe["minInterval"] = .double(0) }
+                if probe["maxInterval"] == nil { probe["maxInterval"] = .double(ThrottlePolicy.intervalLimit) }
+                _ = try decodeWirePolicy(.object(probe))
+            } catch {
+                throw .usage(error.message.replacingPolicyNames())
+            }
+        }
+    }
+
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
+        // Ctrl-C and SIGTERM end a watch quietly with status 0. Unblock them
+        // too: a parent may have left them blocked in the inherited mask.
+        signal(SIGINT) { _ in _exit(0) }
+        signal(SIGTERM) { _ in _exit(0) }
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGINT)
+        sigaddset(&stopSignals, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
+        let human = human
+        let emit = { (line: [UInt8], name: String, fields: [String: JSONValue]) throws(CLIError) in
+            if human {
+                if let text = Formatting.eventLine(name: name, fields: fields) { Output.line(text) }
+            } else {
+                Output.line(bytes: line)
+            }
+        }
+        if keyPaths.isEmpty {
+            var arguments: [String: JSONValue] = [:]
+            if !policy.isEmpty { arguments["policy"] = .object(policy) }
+            if everyEpoch { arguments["everyEpoch"] = true }
+            _ = try connection.call(op: "startUpdatingLocation", arguments, onEvent: emit)
+        } else {
+            for keyPath in keyPaths {
+                var arguments: [String: JSONValue] = ["keyPath": .string(keyPath), "options": ["initial"]]
+                if !policy.isEmpty { arguments["policy"] = .object(policy) }
+                _ = try connection.call(op: "observe", arguments, onEvent: emit)
+            }
+        }
+        connection.setTimeout(0)
+        var stopping = false
+        while let (line, message) = try connection.nextMessage() {
+            guard case .event(let name, let fields) = message else { continue }
+            try emit(line, name, fields)
+            if name == "didGetNotification", fields["notification"] == "daemonStopping" { stopping = true }
+        }
+        throw .unreachable(stopping ? "aklocd is stopping" : "aklocd closed the connection")
+    }
+}
+
+extension String {
+    /// Protocol member names in a policy error, as the CLI's options.
+    fileprivate func replacingPolicyNames() -> String {
+        var text = self
+        for (member, option) in [
+            ("minInterval", "--min"), ("maxInterval", "--max"), ("updateSpeed", "--speed"),
+            ("distanceFilter", "--distance"), ("desiredAccuracy", "--accuracy"),
+        ] {
+            text = text.replacing("policy \"\(member)\"", with: option).replacing(member, with: option)
+        }
+        return text
+    }
+}
