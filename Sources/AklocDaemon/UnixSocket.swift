@@ -1,7 +1,8 @@
+import AklocSystemd
 import Glibc
 
 /// A socket file descriptor with the few calls the server needs; every call
-/// retries on EINTR and fails with a typed `SocketError`.
+/// goes through `Syscall.retryingOnEINTR` and fails with a typed `SocketError`.
 struct UnixSocket {
     let fd: Int32
 
@@ -57,24 +58,25 @@ struct UnixSocket {
     /// The next pending connection, non-blocking and close-on-exec; nil when none is waiting.
     func accept() throws(SocketError) -> (UnixSocket, Credentials)? {
         while true {
-            // Glibc's Swift overlay lacks accept4 (it is _GNU_SOURCE), so set the flags after.
-            let client = Glibc.accept(fd, nil, nil)
-            if client >= 0 {
-                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
-                let socket = UnixSocket(fd: client)
-                do {
-                    return (socket, try socket.peerCredentials())
-                } catch {
-                    // The peer vanished between connect and accept; nothing to serve.
-                    socket.close()
-                    continue
+            let client: Int32
+            do {
+                // Glibc's Swift overlay lacks accept4 (it is _GNU_SOURCE), so set the flags after.
+                client = try Syscall.retryingOnEINTR { Glibc.accept(fd, nil, nil) }
+            } catch {
+                switch error.rawValue {
+                case ECONNABORTED, EPROTO: continue
+                case EAGAIN, EWOULDBLOCK: return nil
+                case let code: throw SocketError(.accept, path: nil, errno: code)
                 }
             }
-            switch errno {
-            case EINTR, ECONNABORTED, EPROTO: continue
-            case EAGAIN, EWOULDBLOCK: return nil
-            case let code: throw SocketError(.accept, path: nil, errno: code)
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+            let socket = UnixSocket(fd: client)
+            do {
+                return (socket, try socket.peerCredentials())
+            } catch {
+                // The peer vanished between connect and accept; nothing to serve.
+                socket.close()
             }
         }
     }
@@ -90,12 +92,11 @@ struct UnixSocket {
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(SocketError) -> ReadResult {
-        while true {
-            let count = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
-            if count > 0 { return .bytes(count) }
-            if count == 0 { return .endOfFile }
-            switch errno {
-            case EINTR: continue
+        do {
+            let count = try Syscall.retryingOnEINTR { recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT)) }
+            return count == 0 ? .endOfFile : .bytes(count)
+        } catch {
+            switch error.rawValue {
             case EAGAIN, EWOULDBLOCK: return .wouldBlock
             case ECONNRESET: return .endOfFile
             case let code: throw SocketError(.read, path: nil, errno: code)
@@ -105,11 +106,12 @@ struct UnixSocket {
 
     /// Writes what the socket takes now; 0 means it would block.
     func write(_ bytes: UnsafeRawBufferPointer) throws(SocketError) -> Int {
-        while true {
-            let count = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-            if count >= 0 { return count }
-            switch errno {
-            case EINTR: continue
+        do {
+            return try Syscall.retryingOnEINTR {
+                send(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            }
+        } catch {
+            switch error.rawValue {
             case EAGAIN, EWOULDBLOCK: return 0
             case let code: throw SocketError(.write, path: nil, errno: code)
             }
@@ -117,8 +119,7 @@ struct UnixSocket {
     }
 
     func close() {
-        // Never retry close on EINTR: on Linux the descriptor is already gone.
-        _ = Glibc.close(fd)
+        Syscall.close(fd)
     }
 }
 

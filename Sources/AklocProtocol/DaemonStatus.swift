@@ -20,7 +20,8 @@ public struct DaemonStatus: Codable, Hashable, Sendable {
     public struct Fix: Codable, Hashable, Sendable {
         /// The last fix received from the source.
         public var location: Location
-        /// Seconds since it was received (monotonic clock).
+        /// Seconds since it was received: on the monotonic clock for a fix of this
+        /// run, on the wall clock (from `receivedAt`) for one restored after a restart.
         public var ageSeconds: Double
 
         public init(location: Location, ageSeconds: Double) {

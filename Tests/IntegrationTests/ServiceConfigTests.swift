@@ -38,7 +38,6 @@ extension ServiceTests {
             [socket]
             path = "/run/akloc/other.sock"
             mode = 0660
-            client-queue-limit = 64
             client-hard-limit = 4M
 
             """
