@@ -62,5 +62,12 @@ extension Engine {
         index(of: id).map { subscribers[$0].authorization }
     }
 
+    /// Whether a connected subscriber may be told a position now: it is
+    /// authorized, and a whenInUse one has an active session (pause aside).
+    /// The shell's `status` shows the fix only then.
+    public func mayReceiveLocations(_ id: SubscriberID) -> Bool {
+        index(of: id).map { subscribers[$0].receivesLocations } ?? false
+    }
+
     public var isPaused: Bool { paused }
 }

@@ -179,7 +179,9 @@ extension Engine {
     /// The current value of a non-location path for `subscriber`.
     func currentValue(_ keyPath: KeyPath, for subscriber: Subscriber) -> KeyPathValue {
         switch keyPath.root {
-        case .myLocation, .rawLocation: keyPath.value(in: lastFix)
+        // A whenInUse subscriber without an active session may not learn
+        // the position by asking either: it gets no value, as with no fix.
+        case .myLocation, .rawLocation: subscriber.receivesLocations ? keyPath.value(in: lastFix) : .null
         case .state: .string(state.rawValue)
         case .source: sourceName.map(KeyPathValue.string) ?? .null
         case .authorizationStatus: .string(subscriber.authorization.rawValue)

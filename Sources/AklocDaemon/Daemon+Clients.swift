@@ -12,13 +12,33 @@ extension Daemon {
             do {
                 accepted = try listener.accept()
             } catch {
-                // EMFILE and friends: log and let the next readiness event retry.
-                log(.warning, "accept failed: \(error)")
+                suspendAccepting(error)
                 return
             }
             guard let (socket, credentials) = accepted else { return }
             admit(socket, credentials)
         }
+    }
+
+    /// A failed accept (EMFILE, ENFILE, ENOBUFS…) leaves the connection
+    /// waiting in the backlog, so the level-triggered listening source would
+    /// fire again at once and spin the event loop, starving every client.
+    /// Stop listening instead, until a client leaves (freeing a descriptor)
+    /// or a second has passed; waiting peers stay queued in the backlog.
+    private func suspendAccepting(_ error: SocketError) {
+        guard !acceptSuspended, let listenSource else { return }
+        acceptSuspended = true
+        listenSource.suspend()
+        log(.warning, "accept failed (\(error)): not accepting until a client leaves or for 1 s")
+        queue.asyncAfter(deadline: .now() + 1) { [weak self] in
+            self?.assumeIsolated { $0.resumeAccepting() }
+        }
+    }
+
+    func resumeAccepting() {
+        guard acceptSuspended, let listenSource else { return }
+        acceptSuspended = false
+        listenSource.resume()
     }
 
     private func admit(_ socket: UnixSocket, _ credentials: UnixSocket.Credentials) {
@@ -103,6 +123,10 @@ extension Daemon {
     func disconnect(_ id: SubscriberID, reason: String?) {
         guard let client = clients.removeValue(forKey: id) else { return }
         client.close()
+        if acceptSuspended {
+            // After the source's cancel handler has closed the descriptor.
+            queue.async { [weak self] in self?.assumeIsolated { $0.resumeAccepting() } }
+        }
         pendingRequests = pendingRequests.filter { $0.value.client != id }
         if let reason {
             log(.info, "client \(id) disconnected: \(reason)", ["AKLOC_CLIENT_UID": "\(client.credentials.uid)"])

@@ -6,8 +6,10 @@ import Glibc
 extension Daemon {
     /// Serves the socket (systemd's, or one it binds), installs the signal
     /// handlers and the engine timer, connects to gpsd, then says READY=1
-    /// once the signal sources are registered.
-    func start(activatedFD: Int32?) throws(SocketError) {
+    /// once the signal sources are registered. In-process tests pass
+    /// `handlingSignals: false`, so the test runner keeps its own SIGTERM,
+    /// SIGINT and SIGHUP (and READY=1 is said at once).
+    func start(activatedFD: Int32?, handlingSignals: Bool = true) throws(SocketError) {
         let listener: UnixSocket
         if let activatedFD {
             listener = UnixSocket.adopt(fd: activatedFD)
@@ -29,7 +31,7 @@ extension Daemon {
         // when it registers a signal source, and until then an ignored
         // SIGTERM would be lost (systemd would wait for TimeoutStopSec) where
         // the default action at least stops the daemon.
-        let signals = [(SIGTERM, SignalAction.stop), (SIGINT, .stop), (SIGHUP, .reload)]
+        let signals = handlingSignals ? [(SIGTERM, SignalAction.stop), (SIGINT, .stop), (SIGHUP, .reload)] : []
         var unregistered = signals.count
         for (signalNumber, action) in signals {
             let signalSource = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
@@ -49,6 +51,7 @@ extension Daemon {
         startSource()
         startForwarder()
         log(.notice, "serving \(activatedSocket ? "the socket systemd passed" : socketPath)")
+        if signals.isEmpty { serviceReady() }
     }
 
     enum SignalAction: Sendable {
@@ -65,7 +68,10 @@ extension Daemon {
 
     func startSessionMonitor() {
         if !sessions.tracksSessions {
-            log(.notice, "no logind here (/run/systemd/users is missing): every user counts as logged in")
+            log(
+                .notice,
+                "no logind here (/run/systemd/users or /run/systemd/system is missing): "
+                    + "every user counts as logged in, so whenInUse clients always get fixes")
             return
         }
         do {
@@ -75,12 +81,22 @@ extension Daemon {
                 }
             }
         } catch {
-            log(.warning, "cannot watch login sessions (\(error)): whenInUse clients count as active")
+            log(
+                .warning,
+                "cannot watch login sessions (\(error)): whenInUse clients keep the session state they had when they connected"
+            )
         }
     }
 
     /// SIGTERM/SIGINT: clients hear `daemonStopping`, state is flushed, exit 0.
     func stop() {
+        guard !stopping else { return }
+        shutDown()
+        exit(0)
+    }
+
+    /// Everything `stop` does but exit (in-process tests end a daemon with it).
+    func shutDown() {
         guard !stopping else { return }
         stopping = true
         serviceStopping()
@@ -96,8 +112,12 @@ extension Daemon {
         clients.removeAll()
         source?.stop()
         forwarder?.stop()
+        sessions.stop()
+        timer.cancel()
+        watchdogTimer?.cancel()
+        for signalSource in signalSources { signalSource.cancel() }
+        resumeAccepting()  // a suspended source must not be left suspended
         listenSource?.cancel()
         if !activatedSocket { unlink(socketPath) }
-        exit(0)
     }
 }

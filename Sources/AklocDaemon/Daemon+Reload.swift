@@ -32,6 +32,10 @@ extension Daemon {
         guard let subject = AuthorizationSubject(text) else {
             return .failure(ProtocolError(.badRequest, "'\(text)' is not a user name or @group"))
         }
+        if case .user(let name) = subject, ConfigWriter.reservedKeys.contains(name) {
+            // A request error, not a failure to write the file.
+            return .failure(ProtocolError(.badRequest, "'\(name)' is a setting of [authorization], not a user"))
+        }
         guard let configRule = AuthorizationRule(configValue: rule.rawValue) else {
             return .failure(ProtocolError(.badRequest, "unknown rule '\(rule.rawValue)'"))
         }

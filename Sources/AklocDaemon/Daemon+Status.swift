@@ -3,12 +3,13 @@ import AklocGPSD
 import AklocProtocol
 
 extension Daemon {
-    /// The `status` reply. A client that may not have locations sees no fix.
+    /// The `status` reply. A client that may not have locations now (not
+    /// authorized, or whenInUse without an active session) sees no fix.
     func status(for client: ClientConnection) -> DaemonStatus {
         let snapshot = engine.snapshot
         let now = SystemClock.monotonicNow()
         var fix: DaemonStatus.Fix?
-        let allowed = engine.authorizationStatus(of: client.id)?.allowsLocation ?? false
+        let allowed = engine.mayReceiveLocations(client.id)
         if allowed, let location = snapshot.lastFix {
             fix = DaemonStatus.Fix(
                 location: location, ageSeconds: age(of: location, receivedAt: snapshot.lastFixAt, now: now))

@@ -17,6 +17,7 @@ actor Daemon {
 
     var engine: Engine
     var clients: [SubscriberID: ClientConnection] = [:]
+    /// Live connections per uid: the session monitor watches a uid while it has one.
     var clientsPerUID: [UInt32: Int] = [:]
     var nextSubscriberID: SubscriberID = 1
     var nextToken: RequestToken = 1
@@ -40,6 +41,8 @@ actor Daemon {
     var forwarderID: SubscriberID?
     var listener: UnixSocket?
     var listenSource: DispatchSourceRead?
+    /// The listening source is suspended after a failed accept (see `acceptPending`).
+    var acceptSuspended = false
     var activatedSocket = false
     let timer: DispatchSourceTimer
     var watchdogTimer: DispatchSourceTimer?

@@ -34,6 +34,7 @@ public enum DaemonMain {
             do { _ = try GPSDEndpoint(parsing: gpsd) } catch { fail(64, "aklocd: --gpsd: \(error)") }
         }
         let logger = Logger.standard(minimumLevel: level)
+        let descriptors = raiseDescriptorLimit()
 
         let loaded: ConfigParser.Loaded
         do {
@@ -51,6 +52,7 @@ public enum DaemonMain {
             succeed("\(loaded.path): \(loaded.fileExists ? "valid" : "absent, all defaults apply")")
         }
         if !loaded.fileExists { logger.info("no config at \(loaded.path): all defaults apply") }
+        if let descriptors { logger.debug("descriptor limit raised from \(descriptors.from) to \(descriptors.to)") }
 
         let store = StateStore(directory: options.stateDirectory ?? StateStore.defaultDirectory)
         var state = PersistentState()
@@ -89,6 +91,22 @@ public enum DaemonMain {
             }
         }
         dispatchMain()
+    }
+
+    /// Every subscriber holds one descriptor. systemd and most shells set a
+    /// soft RLIMIT_NOFILE of 1024 (for the sake of select(2), which aklocd
+    /// does not use) under a far higher hard limit, and DESIGN §7 serves
+    /// 10 000 subscribers: so take the hard limit. Without this, accept
+    /// fails with EMFILE past about a thousand clients. Returns the change made.
+    static func raiseDescriptorLimit() -> (from: UInt64, to: UInt64)? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else {
+            return nil
+        }
+        let from = UInt64(limit.rlim_cur)
+        limit.rlim_cur = limit.rlim_max
+        guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        return (from, UInt64(limit.rlim_cur))
     }
 
     private static func succeed(_ text: String) -> Never {

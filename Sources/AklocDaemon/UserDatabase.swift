@@ -1,13 +1,22 @@
 import Glibc
 
 /// Names and group memberships from NSS (passwd and group databases), looked
-/// up at accept and cached per uid until the next reload, so a thousand
-/// connects from one user cost one lookup.
+/// up at accept and cached per uid and gid until the next reload, so a
+/// thousand connects from one user cost one lookup.
+///
+/// The peer's gid (from SO_PEERCRED) counts as one of its groups, so the
+/// cache is keyed by both: a setgid helper's connection holds its group's
+/// rights, and the same user's other processes must not inherit them.
 struct UserDatabase {
-    private var cache: [UInt32: Authorizer.Identity] = [:]
+    private struct Key: Hashable {
+        var uid: UInt32
+        var gid: UInt32
+    }
+
+    private var cache: [Key: Authorizer.Identity] = [:]
 
     mutating func identity(uid: UInt32, gid: UInt32) -> Authorizer.Identity {
-        if let known = cache[uid] { return known }
+        if let known = cache[Key(uid: uid, gid: gid)] { return known }
         var groups: [String] = []
         var name: String?
         var record = passwd()
@@ -26,7 +35,7 @@ struct UserDatabase {
         }
         if let primary = UserDatabase.groupName(gid), !groups.contains(primary) { groups.append(primary) }
         let identity = Authorizer.Identity(uid: uid, userName: name, groupNames: groups)
-        cache[uid] = identity
+        cache[Key(uid: uid, gid: gid)] = identity
         return identity
     }
 

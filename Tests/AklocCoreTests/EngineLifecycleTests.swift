@@ -32,6 +32,27 @@ import Testing
         #expect(got[3] == 2)
     }
 
+    /// Asking is no way around the session: `get` and an initial `observe`
+    /// value of a location path are null for a whenInUse subscriber in the
+    /// background, while the always subscriber of the same uid sees the fix.
+    @Test func aBackgroundedWhenInUseSubscriberCannotAskForThePosition() {
+        var harness = ready()
+        harness.at(0, .fix(fix(second: 0, speed: 0)))
+        harness.at(10, .sessionChanged(uid: 1000, active: false))
+        harness.at(11, .fix(fix(second: 11, speed: 0)))
+        #expect(!harness.engine.mayReceiveLocations(1))
+        #expect(harness.engine.mayReceiveLocations(2))
+        for keyPath in [KeyPath(.myLocation), KeyPath(.rawLocation)] {
+            #expect(harness.request(1, .get(keyPath)).replies(for: 1) == [.success(.value(.null))])
+            #expect(harness.request(2, .get(keyPath)).replies(for: 2) != [.success(.value(.null))])
+            let observed = harness.request(1, .observe(keyPath, initial: true, old: false, policy: nil))
+            #expect(observed.changes(for: 1).map(\.new) == [.null])
+        }
+        harness.at(20, .sessionChanged(uid: 1000, active: true))
+        #expect(harness.engine.mayReceiveLocations(1))
+        #expect(harness.request(1, .get(KeyPath(.myLocation))).replies(for: 1) != [.success(.value(.null))])
+    }
+
     @Test func comingBackForcesADeliveryThenAppActive() {
         var harness = ready()
         harness.at(0, .fix(fix(second: 0, speed: 0)))

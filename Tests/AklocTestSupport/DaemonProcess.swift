@@ -15,13 +15,15 @@ public final class DaemonProcess: @unchecked Sendable {
     public private(set) var process: TestProcess
     private let arguments: [String]
     private let environment: [String: String]
+    private let launcher: [String]
 
     /// Starts aklocd reading gpsd at `gpsdPort` (nil: no `--gpsd`, the
     /// config's `[gpsd]` applies) with `config` as its config file text, and
-    /// waits (bounded) until its socket accepts connections.
+    /// waits (bounded) until its socket accepts connections. `launcher` runs
+    /// aklocd through another program, e.g. `["prlimit", "--nofile=256:4096", "--"]`.
     public init(
         gpsdPort: UInt16?, config: String = "", extraArguments: [String] = [], environment: [String: String] = [:],
-        waitForSocket: Bool = true
+        launcher: [String] = [], waitForSocket: Bool = true
     ) throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("akloc-daemon-\(UUID().uuidString.prefix(8))")
@@ -36,7 +38,8 @@ public final class DaemonProcess: @unchecked Sendable {
             ["--socket", socketPath] + (gpsdPort.map { ["--gpsd", "127.0.0.1:\($0)"] } ?? [])
             + ["--state-dir", stateDirectory, "--config", configPath, "--log-level", "debug"] + extraArguments
         self.environment = environment
-        process = try Self.launch(arguments, environment)
+        self.launcher = launcher
+        process = try Self.launch(launcher, arguments, environment)
         if waitForSocket { try waitUntilServing() }
     }
 
@@ -50,10 +53,18 @@ public final class DaemonProcess: @unchecked Sendable {
         "JOURNAL_STREAM",
     ]
 
-    private static func launch(_ arguments: [String], _ environment: [String: String]) throws -> TestProcess {
-        try TestProcess(
-            Binaries.aklocd, arguments, environment: environment,
-            removing: systemdVariables.filter { environment[$0] == nil })
+    /// aklocd, or `launcher` running it, without the systemd variables of
+    /// this process that `environment` does not set.
+    private static func launch(
+        _ launcher: [String], _ arguments: [String], _ environment: [String: String]
+    ) throws -> TestProcess {
+        let removing = systemdVariables.filter { environment[$0] == nil }
+        guard let program = launcher.first else {
+            return try TestProcess(Binaries.aklocd, arguments, environment: environment, removing: removing)
+        }
+        return try TestProcess(
+            program, Array(launcher.dropFirst()) + [Binaries.aklocd] + arguments, environment: environment,
+            removing: removing)
     }
 
     /// Waits until a connection to the socket succeeds (the daemon is serving).
@@ -81,7 +92,7 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Starts the same daemon again (same socket, state and config), e.g. after a kill.
     public func restart() throws {
         process.kill()
-        process = try Self.launch(arguments, environment)
+        process = try Self.launch(launcher, arguments, environment)
         try waitUntilServing()
     }
 

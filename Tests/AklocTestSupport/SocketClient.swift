@@ -16,6 +16,8 @@ public final class SocketClient: @unchecked Sendable {
     public let fd: Int32
     private var buffer: [UInt8] = []
     private var nextID = 1
+    /// Every line received so far, in order (for scanning what a peer was sent).
+    public private(set) var transcript: [String] = []
 
     public init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -34,6 +36,12 @@ public final class SocketClient: @unchecked Sendable {
             Glibc.close(fd)
             throw Failure("connect \(path): \(message)")
         }
+    }
+
+    /// Takes over an already connected socket (closed at deinit), e.g. one
+    /// connected by a helper running as another user and passed back.
+    public init(adopting fd: Int32) {
+        self.fd = fd
     }
 
     deinit { Glibc.close(fd) }
@@ -90,6 +98,7 @@ public final class SocketClient: @unchecked Sendable {
             if let newline = buffer.firstIndex(of: 10) {
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)
                 buffer.removeSubrange(...newline)
+                transcript.append(line)
                 return line
             }
             let remaining = deadline.timeIntervalSinceNow

@@ -33,8 +33,11 @@ public final class TestProcess: @unchecked Sendable {
     /// Starts `executable` (an absolute path, or a name looked up in PATH).
     /// `environment` entries are added to (or replace) this process's
     /// environment, and the variables named in `removing` are left out.
+    /// `passing` maps a descriptor number in the child to one of ours, which is
+    /// duplicated there (e.g. `[3: socketEnd]`).
     public init(
-        _ executable: String, _ arguments: [String], environment: [String: String] = [:], removing: [String] = []
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], removing: [String] = [],
+        passing: [Int32: Int32] = [:]
     ) throws {
         guard let path = TestProcess.which(executable) else {
             throw LaunchError(executable: executable, code: ENOENT)
@@ -63,6 +66,9 @@ public final class TestProcess: @unchecked Sendable {
             &actions, 1, directory.appendingPathComponent("stdout").path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(
             &actions, 2, directory.appendingPathComponent("stderr").path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        for (childFD, parentFD) in passing.sorted(by: { $0.key < $1.key }) {
+            posix_spawn_file_actions_adddup2(&actions, parentFD, childFD)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
