@@ -82,11 +82,23 @@ struct BadInputTests {
         }
 
         // Everyone else was untouched: the bystander saw only its own traffic.
-        let status = try bystander.request("status", skipped: { bystanderSaw.append($0) })
-        let counters = try #require((status.result as? [String: Any])?["counters"] as? [String: Any])
+        // The daemon may still be accepting and closing the last churned
+        // connections, so wait (bounded) for its counts to settle.
+        var result: [String: Any] = [:]
+        let deadline = Date().addingTimeInterval(30)
+        repeat {
+            let status = try bystander.request("status", skipped: { bystanderSaw.append($0) })
+            result = status.result as? [String: Any] ?? [:]
+            let counters = result["counters"] as? [String: Any]
+            let settled =
+                (counters?["connectionsAccepted"] as? Int ?? 0) >= 3004
+                && (result["clients"] as? [String: Any])?["connected"] as? Int == 2
+            if settled { break }
+        } while Date() < deadline
+        let counters = try #require(result["counters"] as? [String: Any])
         #expect((counters["badRequests"] as? Int ?? 0) >= cases.count - 1)
         #expect((counters["connectionsAccepted"] as? Int ?? 0) >= 3004)
-        #expect(((status.result as? [String: Any])?["clients"] as? [String: Any])?["connected"] as? Int == 2)
+        #expect((result["clients"] as? [String: Any])?["connected"] as? Int == 2)
         _ = try bystander.waitFor(timeout: 30, skipped: { bystanderSaw.append($0) }) {
             $0.event == "change" && $0["keyPath"] as? String == "rawLocation.coordinate"
         }
