@@ -28,6 +28,7 @@ public enum DaemonMain {
             do { _ = try GPSDEndpoint(parsing: gpsd) } catch { fail(64, "aklocd: --gpsd: \(error)") }
         }
         let logger = Logger.standard(minimumLevel: level)
+        raiseFileLimit(logger)
 
         let loaded: ConfigParser.Loaded
         do {
@@ -83,6 +84,21 @@ public enum DaemonMain {
             }
         }
         dispatchMain()
+    }
+
+    /// Every subscriber is a descriptor, and systemd starts services with a
+    /// soft RLIMIT_NOFILE of 1024 (hard 524288): raise the soft limit to the
+    /// hard one, as systemd.exec(5) advises for programs that use many files
+    /// and no select(2) (libgps's gps_waiting is not used, only recv). Past the
+    /// limit `accept` fails with EMFILE and clients wait in the backlog.
+    private static func raiseFileLimit(_ logger: Logger) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        let soft = limit.rlim_cur
+        limit.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 {
+            logger.warning("cannot raise the open file limit from \(soft) to \(limit.rlim_max): errno \(errno)")
+        }
     }
 
     private static func succeed(_ text: String) -> Never {
