@@ -15,7 +15,7 @@ DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-g
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test lint fuzz demo bench install clean
+.PHONY: all deps build test lint fuzz demo bench bench-quick install clean
 
 all: build
 
@@ -34,7 +34,7 @@ build: deps
 	$(SWIFT) build $(BUILD_FLAGS) -Xswiftc -warnings-as-errors
 
 lint:
-	$(SWIFT) format lint --strict -r Sources Tests Package.swift
+	$(SWIFT) format lint --strict -r Sources Tests bench Package.swift
 
 test: build lint
 	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) -Xswiftc -warnings-as-errors
@@ -45,3 +45,17 @@ demo: build
 
 clean:
 	rm -rf .build
+
+# Benchmarks against gpsd (DESIGN §7, bench/): one release run of akloc-bench
+# writes BENCHMARKS.md; bench-quick only checks the harness runs (the test
+# suite runs it too, through Tests/IntegrationTests/BenchHarnessTests).
+BENCH_BUILD_FLAGS ?= -c release
+BENCH_BIN_DIR = $(shell $(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path 2>/dev/null)
+
+bench: deps
+	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
+	$(BENCH_BIN_DIR)/akloc-bench --out BENCHMARKS.md --command "make bench (swift build $(BENCH_BUILD_FLAGS))"
+
+bench-quick: deps
+	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
+	$(BENCH_BIN_DIR)/akloc-bench --quick --out $${TMPDIR:-/tmp}/akloc-bench-quick.md --command "make bench-quick (swift build $(BENCH_BUILD_FLAGS))"
