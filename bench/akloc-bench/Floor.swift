@@ -6,8 +6,8 @@ import CBench
 
 /// The floor (DESIGN §7): the least possible fan-out. One gpsd client and a
 /// Unix socket server in one single-threaded poll loop; for the first TPV of
-/// each epoch read from gpsd it builds one line carrying the fix time, once,
-/// and write()s those same bytes to every connected subscriber. Nothing else:
+/// each epoch read from gpsd it write()s that line, as gpsd encoded it (about
+/// the size of aklocd's event), to every connected subscriber. Nothing else:
 /// no parsing beyond finding the time, no queues, no policy. Runs as its own
 /// process (`akloc-bench floor PORT SOCKET`), read by the same reader as akloc.
 enum Floor {
@@ -52,12 +52,11 @@ enum Floor {
                 pending += buffer[0..<count]
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = pending[..<newline]
-                    // gpsd sends several TPVs per epoch; like aklocd, the floor sends the first.
+                    // gpsd sends several TPVs per epoch; like aklocd, the floor sends the first:
+                    // gpsd's own line, already encoded, the same bytes to every subscriber.
                     if line.starts(with: tpv), let time = value(after: timeKey, in: line), time != lastTime[...] {
                         lastTime = Array(time)
-                        // Encoded once per TPV, the same bytes written to every subscriber.
-                        let out = Array("{\"class\":\"FLOOR\",\"time\":\"".utf8) + time + Array("\"}\n".utf8)
-                        out.withUnsafeBytes { raw in
+                        pending[..<(newline + 1)].withUnsafeBytes { raw in
                             for fd in subscribers { _ = write(fd, raw.baseAddress, raw.count) }
                         }
                     }

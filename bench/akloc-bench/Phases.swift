@@ -44,8 +44,15 @@ struct LatencyRow {
     var aklocThreads = 0
     var gpsdPeakKiB = 0
     var floorPeakKiB = 0
+    /// Reader wake-up lag for the reference TPV, in each phase.
+    var aklocReaderLag: Stats?
+    var floorReaderLag: Stats?
     var setupSeconds = 0.0
     var epochIntervalMillis = 0.0
+    /// CPU time per epoch while measuring (ms), from schedstat.
+    var aklocCPUMillis: Double?
+    var gpsdCPUMillis: Double?
+    var floorCPUMillis: Double?
     var notes: [String] = []
 }
 
@@ -168,6 +175,18 @@ final class Phases {
         try GPSFake.start(log: options.log, cycle: options.cycle)
     }
 
+    /// CPU per epoch of each pid over `body` (ms), counting the reference's epochs.
+    private func cpuPerEpoch(_ pids: [pid_t?], _ reader: Reader, _ body: () -> Void) -> [Double?] {
+        let before = pids.map { $0.map(Posix.cpuNanos) }
+        let epochsBefore = reader.referenceArrival.count
+        body()
+        let epochs = reader.referenceArrival.count - epochsBefore
+        return zip(pids, before).map { pid, start in
+            guard let pid, let start, epochs > 0 else { return nil }
+            return Double(Posix.cpuNanos(pid) - start) / 1e6 / Double(epochs)
+        }
+    }
+
     /// Waits until the reference has a TPV: gpsfake has added its device over
     /// gpsd's control socket, which it cannot do once clients fill every slot.
     private func waitForFeed(_ reader: Reader) throws {
@@ -222,8 +241,12 @@ final class Phases {
         row.setupSeconds = Double(Posix.monotonicNanos() - setupStart) / 1e9
         row.gpsdAccepted = reader.count(.gpsd)
         if !reader.errorLines.isEmpty { row.notes.append("aklocd errors: \(reader.errorLines.joined(separator: " "))") }
-        let epochs = measure(reader, epochs: options.epochs)
+        var epochs = Set<Int>()
+        let cpu = cpuPerEpoch([daemon.pid, fake.gpsdPID], reader) { epochs = measure(reader, epochs: options.epochs) }
+        row.aklocCPUMillis = cpu[0]
+        row.gpsdCPUMillis = cpu[1]
         row.epochs = epochs.count
+        row.aklocReaderLag = Stats(reader.readerLag(epochs: epochs))
         let times = epochs.sorted().map { reader.referenceArrival[$0] }
         if let first = times.first, let last = times.last, times.count > 1 {
             row.epochIntervalMillis = Double(last - first) / 1e6 / Double(times.count - 1)
@@ -271,8 +294,10 @@ final class Phases {
         if !reader.run(timeout: 60, until: { reader.subscribersReady }) {
             row.notes.append("not every floor subscriber was greeted within 60 s")
         }
-        let epochs = measure(reader, epochs: options.epochs)
+        var epochs = Set<Int>()
+        row.floorCPUMillis = cpuPerEpoch([floor.pid], reader) { epochs = measure(reader, epochs: options.epochs) }[0]
         row.floorEpochs = epochs.count
+        row.floorReaderLag = Stats(reader.readerLag(epochs: epochs))
         row.floor = Stats(reader.latencies(.floor, epochs: epochs))
         row.floorReceived = reader.latencies(.floor, epochs: epochs).count
         row.floorExpected = connected * epochs.count

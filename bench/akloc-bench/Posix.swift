@@ -155,6 +155,15 @@ enum Posix {
         return switches
     }
 
+    /// Nanoseconds on a CPU, summed over the live threads of `pid` (/proc/PID/task/*/schedstat).
+    static func cpuNanos(_ pid: pid_t) -> Int64 {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.reduce(0) { sum, task in
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8)) ?? ""
+            return sum + (text.split(separator: " ").first.flatMap { Int64($0) } ?? 0)
+        }
+    }
+
     static func threadCount(_ pid: pid_t) -> Int {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).count
     }

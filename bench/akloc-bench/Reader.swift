@@ -6,7 +6,8 @@ import CBench
 
 /// The one reader process: every socket of a run (the reference gpsd client,
 /// direct gpsd clients, akloc subscribers, floor subscribers) in one epoll set
-/// on one thread. Each wake-up of `epoll_wait` is stamped once with
+/// on one thread. Each wake-up of `epoll_wait` (which reports every ready
+/// socket at once, up to 32 768) is stamped once with
 /// CLOCK_MONOTONIC and that stamp is the receive time of every line read in
 /// that batch, so all kinds are measured by the same clock and the same code.
 final class Reader {
@@ -27,14 +28,17 @@ final class Reader {
     private let epoll: Int32
     private var connections: [Connection] = []
     private var buffer = [UInt8](repeating: 0, count: 65_536)
-    private var tokens = [UInt64](repeating: 0, count: 1024)
+    private var tokens = [UInt64](repeating: 0, count: Int(CBENCH_MAX_EVENTS))
 
     /// Fix time string -> epoch index; first reference arrival of each epoch.
     private var epochIndex: [String: Int] = [:]
     private(set) var referenceArrival: [Int64] = []
+    /// Kernel receive time (SO_TIMESTAMPNS, made monotonic) of each epoch's first reference TPV.
+    private(set) var referenceKernel: [Int64] = []
     /// Per kind: (epoch, receive time) of the first line of each epoch on each socket.
     private(set) var arrivals: [[(epoch: Int, nanos: Int64)]] = Array(repeating: [], count: Kind.allCases.count)
     private(set) var refusedCount = 0
+    private var lastKernelStamp: Int64 = -1
     private(set) var errorLines: [String] = []
 
     init() {
@@ -61,6 +65,7 @@ final class Reader {
             close(fd)
             return false
         }
+        if kind == .reference { cbench_enable_timestamps(fd) }
         connections.append(Connection(fd: fd, kind: kind))
         return true
     }
@@ -118,7 +123,12 @@ final class Reader {
     private func readOnce(_ index: Int, at now: Int64) {
         guard connections[index].open else { return }
         let fd = connections[index].fd
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        var kernel: Int64 = -1
+        let count =
+            connections[index].kind == .reference
+            ? buffer.withUnsafeMutableBytes { cbench_recv_timestamped(fd, $0.baseAddress, UInt($0.count), &kernel) }
+            : buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        lastKernelStamp = kernel
         if count < 0, errno == EAGAIN || errno == EINTR { return }
         if count <= 0 {
             if !connections[index].sawData { refusedCount += 1 }
@@ -153,10 +163,8 @@ final class Reader {
         let kind = connections[index].kind
         let time: ArraySlice<UInt8>?
         switch kind {
-        case .reference, .gpsd:
+        case .reference, .gpsd, .floor:
             guard bytes.starts(with: Reader.tpvPrefix) else { return }
-            time = Reader.value(after: Reader.timeKey, in: bytes)
-        case .floor:
             time = Reader.value(after: Reader.timeKey, in: bytes)
         case .akloc:
             time = Reader.value(after: Reader.timestampKey, in: bytes)
@@ -177,9 +185,14 @@ final class Reader {
             epoch = referenceArrival.count
             epochIndex[key] = epoch
             referenceArrival.append(-1)
+            referenceKernel.append(-1)
         }
         if kind == .reference {
-            if referenceArrival[epoch] < 0 { referenceArrival[epoch] = now }
+            if referenceArrival[epoch] < 0 {
+                referenceArrival[epoch] = now
+                // The stamp is the last segment's of this read: never earlier than this line's.
+                referenceKernel[epoch] = lastKernelStamp > 0 && lastKernelStamp <= now ? lastKernelStamp : now
+            }
             return
         }
         guard connections[index].lastEpoch != epoch else { return }
@@ -212,12 +225,18 @@ final class Reader {
         referenceArrival.indices.filter { referenceArrival[$0] > instant }
     }
 
-    /// Added latency (ns) of every first arrival of `kind` for the given epochs.
+    /// Added latency (ns) of every first arrival of `kind` for the given epochs:
+    /// the reader's receive time minus the kernel's receive time of the reference TPV.
     func latencies(_ kind: Kind, epochs: Set<Int>) -> [Int64] {
         arrivals[kind.rawValue].compactMap { arrival in
             guard epochs.contains(arrival.epoch) else { return nil }
-            return arrival.nanos - referenceArrival[arrival.epoch]
+            return arrival.nanos - referenceKernel[arrival.epoch]
         }
+    }
+
+    /// How late the reader saw each reference TPV after the kernel received it (ns).
+    func readerLag(epochs: Set<Int>) -> [Int64] {
+        epochs.map { referenceArrival[$0] - referenceKernel[$0] }
     }
 
     func closeAll() {

@@ -56,12 +56,20 @@ struct Report {
         return String(format: "%.1f×", Double(lhs) / Double(rhs))
     }
 
+    static func pair(_ stats: Stats?) -> String {
+        guard let stats else { return "—" }
+        return "\(ms(stats.p50)) / \(ms(stats.p99))"
+    }
+
+    static func millis(_ value: Double?) -> String { value.map { String(format: "%.3f", $0) } ?? "—" }
+
     static func mib(_ kib: Int) -> String { String(format: "%.1f", Double(kib) / 1024) }
 
     static func summary(_ row: LatencyRow) -> String {
         "N=\(row.subscribers): akloc \(triple(row.akloc)) ms (\(row.aklocReceived)/\(row.aklocExpected)), "
             + "gpsd \(triple(row.gpsd)) ms (\(row.gpsdAccepted) of \(row.gpsdAttempted) accepted), "
-            + "floor \(triple(row.floor)) ms, aklocd peak \(mib(row.aklocPeakKiB)) MiB, setup \(String(format: "%.1f", row.setupSeconds)) s"
+            + "floor \(triple(row.floor)) ms, reader lag \(pair(row.aklocReaderLag)); \(pair(row.floorReaderLag)), CPU/epoch akloc \(millis(row.aklocCPUMillis)) floor \(millis(row.floorCPUMillis)) "
+            + "gpsd \(millis(row.gpsdCPUMillis)) ms, aklocd peak \(mib(row.aklocPeakKiB)) MiB, setup \(String(format: "%.1f", row.setupSeconds)) s"
     }
 
     private func verdict(_ met: Bool?) -> String {
@@ -129,9 +137,10 @@ struct Report {
         out.append("## Fan-out latency added over a direct gpsd client (ms: p50 / p99 / max)")
         out.append("")
         out.append(
-            "| N | akloc (aklocd) | gpsd, direct clients | floor | akloc ÷ gpsd p50 / p99 | akloc ÷ floor p50 / p99 | received akloc / gpsd / floor |"
+            "| N | akloc (aklocd) | gpsd, direct clients | floor | akloc ÷ gpsd p50 / p99 | akloc ÷ floor p50 / p99 "
+                + "| received akloc / gpsd / floor | reader lag p50 / p99, akloc phase; floor phase |"
         )
-        out.append("|---:|---|---|---|---|---|---|")
+        out.append("|---:|---|---|---|---|---|---|---|")
         for row in rows {
             let gpsdLabel =
                 "\(Report.triple(row.gpsd)) (\(row.gpsdAccepted) kept, \(row.gpsdAttempted - row.gpsdAccepted) refused)"
@@ -140,7 +149,8 @@ struct Report {
                     + "\(Report.ratio(row.akloc?.p50, row.gpsd?.p50)) / \(Report.ratio(row.akloc?.p99, row.gpsd?.p99)) | "
                     + "\(Report.ratio(row.akloc?.p50, row.floor?.p50)) / \(Report.ratio(row.akloc?.p99, row.floor?.p99)) | "
                     + "\(row.aklocReceived)/\(row.aklocExpected), \(row.gpsdReceived)/\(row.gpsdExpected), "
-                    + "\(row.floorReceived)/\(row.floorExpected) |")
+                    + "\(row.floorReceived)/\(row.floorExpected) | \(Report.pair(row.aklocReaderLag)); \(Report.pair(row.floorReaderLag)) |"
+            )
         }
         out.append("")
         out.append("## Memory (peak resident, MiB)")
@@ -162,6 +172,20 @@ struct Report {
                 String(
                     format: "From N=%d to N=%d aklocd's peak grows by %.0f bytes per subscriber.",
                     first.subscribers, last.subscribers, perSubscriber))
+        }
+        out.append("")
+        out.append("## CPU per epoch while measuring (ms, all threads)")
+        out.append("")
+        out.append("| N | aklocd | floor | gpsd (serving its ≤ 64 clients and aklocd) | aklocd ÷ floor |")
+        out.append("|---:|---:|---:|---:|---:|")
+        for row in rows {
+            let ratio =
+                if let akloc = row.aklocCPUMillis, let floor = row.floorCPUMillis, floor > 0 {
+                    String(format: "%.1f×", akloc / floor)
+                } else { "—" }
+            out.append(
+                "| \(row.subscribers) | \(Report.millis(row.aklocCPUMillis)) | \(Report.millis(row.floorCPUMillis)) | "
+                    + "\(Report.millis(row.gpsdCPUMillis)) | \(ratio) |")
         }
         out.append("")
         out.append("## Wake-ups, start-up, engine")
@@ -213,27 +237,33 @@ struct Report {
           The reader competes for the 2 cores with the program it measures, as any client would.
         - **Reference.** A direct gpsd client (`?WATCH={"json":true}`) that connects to gpsd before
           aklocd, the floor and the other clients, so gpsd writes to it first. An epoch is a fix time; its
-          reference time is when the reference got gpsd's first TPV of it. akloc events carry
+          reference time is the kernel's receive time (SO_TIMESTAMPNS on the TCP socket, converted to
+          CLOCK_MONOTONIC) of gpsd's first TPV of it on the reference socket. akloc events carry
           `location.timestamp`, gpsd's TPV `time` for that epoch, which matches them up.
-        - **Added latency** of one subscriber for one epoch: its first line for that epoch minus the
-          reference time. 0.000 means the subscriber's line was already there when the reader woke
-          for the reference: the resolution is one reader wake-up. p50 / p99 / max over every (subscriber, epoch) pair of the measured epochs
-          (those whose reference arrived after every subscriber was set up). akloc subscribers send
-          `startUpdatingLocation` with `minInterval` 0 (every fix of the moving boat) and get
-          `didUpdateLocation`. "received" counts (subscriber, epoch) pairs that arrived against the
-          subscribers times the epochs; a shortfall means epochs without a fix (gpsd TPVs of mode < 2
-          are not delivered by akloc) or coalesced events.
+        - **Added latency** of one subscriber for one epoch: the reader's receive time of its first line
+          for that epoch minus the reference time. It includes the reader waking up, which a real
+          subscriber pays too ("reader lag" is that cost for the reference itself: the reader's time
+          minus the kernel's; AF_UNIX stream sockets have no kernel receive times). p50 / p99 / max over
+          every (subscriber, epoch) pair of the measured epochs (those whose reference arrived after
+          every subscriber was set up). akloc subscribers send `startUpdatingLocation` with
+          `minInterval` 0 (every fix of the moving boat) and get `didUpdateLocation`. "received" counts
+          (subscriber, epoch) pairs that arrived against the subscribers times the epochs; a shortfall
+          means epochs without a fix (gpsd TPVs of mode < 2 are not delivered by akloc) or coalesced
+          events.
         - **gpsd, direct clients.** N more gpsd clients in the same run as aklocd, measured the same way:
           gpsd's own fan-out. gpsd keeps at most 64 clients (MAX_CLIENTS) counting gpsfake's, aklocd's
           and the reference, and closes the others at once: "refused". From N = 64 up, gpsd's column is
           therefore its fan-out to the clients it kept, not to N.
         - **Floor.** `akloc-bench floor`, its own process: one gpsd client and a Unix socket server in
-          one poll loop that, for every TPV, builds one line with the fix time once and `write()`s it to
-          every connected subscriber, nothing else. It is measured in its own phase (its own gpsfake
+          one poll loop that, for the first TPV of each epoch, `write()`s gpsd's line as it came (already
+          encoded, about the size of aklocd's event) to every connected subscriber, nothing else. It is measured in its own phase (its own gpsfake
           replay, the same reader and reference) so it does not share the CPU with aklocd. It is the
           least any daemon in aklocd's place could add.
         - **Ratios.** akloc ÷ gpsd and akloc ÷ floor of p50 and p99 at the same N. A gpsd ratio at
           N ≥ 1 000 compares akloc's N subscribers with gpsd's ≤ 61.
+        - **CPU per epoch.** On-CPU time of every thread of the process (`/proc/PID/task/*/schedstat`)
+          while its epochs were measured, divided by the epochs the reference saw meanwhile: the work
+          one fix costs the server, whatever the reader's speed.
         - **Memory.** VmHWM (peak resident set) and VmRSS of aklocd from `/proc/PID/status` at the end of
           its phase; each N starts a fresh aklocd, so the peak is that N's. gpsd's and the floor's peaks
           are there for scale.
