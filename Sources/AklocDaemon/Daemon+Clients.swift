@@ -12,12 +12,28 @@ extension Daemon {
             do {
                 accepted = try listener.accept()
             } catch {
-                // EMFILE and friends: log and let the next readiness event retry.
-                log(.warning, "accept failed: \(error)")
+                // EMFILE and friends: the waiting connection keeps the socket
+                // readable, so retrying at once would spin (and log) without
+                // end. Stop accepting for a second; the backlog keeps clients.
+                log(.warning, "accept failed: \(error); accepting again in 1 s")
+                pauseAccepting()
                 return
             }
             guard let (socket, credentials) = accepted else { return }
             admit(socket, credentials)
+        }
+    }
+
+    private func pauseAccepting() {
+        guard let listenSource, !acceptPaused else { return }
+        acceptPaused = true
+        listenSource.suspend()
+        queue.asyncAfter(deadline: .now() + 1) { [weak self] in
+            self?.assumeIsolated { daemon in
+                guard daemon.acceptPaused else { return }
+                daemon.acceptPaused = false
+                daemon.listenSource?.resume()
+            }
         }
     }
 

@@ -35,6 +35,8 @@ actor Daemon {
     var source: GPSDSource?
     var listener: UnixSocket?
     var listenSource: DispatchSourceRead?
+    /// The listen source is suspended after a failed accept (EMFILE...), see `acceptPending`.
+    var acceptPaused = false
     var activatedSocket = false
     let timer: DispatchSourceTimer
     var watchdogTimer: DispatchSourceTimer?
