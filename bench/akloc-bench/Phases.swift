@@ -187,6 +187,16 @@ final class Phases {
         }
     }
 
+    /// `--per-epoch`: p50 / max of each measured epoch, to see where outliers come from.
+    private func printEpochs(_ reader: Reader, _ kind: Reader.Kind, _ epochs: Set<Int>) {
+        guard options.perEpoch else { return }
+        for epoch in epochs.sorted() {
+            guard let stats = Stats(reader.latencies(kind, epochs: [epoch])) else { continue }
+            let lag = Report.ms(reader.readerLag(epochs: [epoch])[0])
+            log("  \(kind) epoch \(epoch): p50 \(Report.ms(stats.p50)) max \(Report.ms(stats.max)) reader lag \(lag)")
+        }
+    }
+
     /// Waits until the reference has a TPV: gpsfake has added its device over
     /// gpsd's control socket, which it cannot do once clients fill every slot.
     private func waitForFeed(_ reader: Reader) throws {
@@ -247,6 +257,7 @@ final class Phases {
         row.gpsdCPUMillis = cpu[1]
         row.epochs = epochs.count
         row.aklocReaderLag = Stats(reader.readerLag(epochs: epochs))
+        printEpochs(reader, .akloc, epochs)
         let times = epochs.sorted().map { reader.referenceArrival[$0] }
         if let first = times.first, let last = times.last, times.count > 1 {
             row.epochIntervalMillis = Double(last - first) / 1e6 / Double(times.count - 1)
@@ -298,6 +309,7 @@ final class Phases {
         row.floorCPUMillis = cpuPerEpoch([floor.pid], reader) { epochs = measure(reader, epochs: options.epochs) }[0]
         row.floorEpochs = epochs.count
         row.floorReaderLag = Stats(reader.readerLag(epochs: epochs))
+        printEpochs(reader, .floor, epochs)
         row.floor = Stats(reader.latencies(.floor, epochs: epochs))
         row.floorReceived = reader.latencies(.floor, epochs: epochs).count
         row.floorExpected = connected * epochs.count

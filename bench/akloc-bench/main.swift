@@ -27,11 +27,13 @@ struct Options {
     var command = ""
     /// Development runs: only the fan-out phases, no report beyond them.
     var latencyOnly = false
+    /// Development runs: p50 / max of every measured epoch on stderr.
+    var perEpoch = false
 
     static let usage = """
         usage: akloc-bench [--quick] [--out FILE] [--counts 1,64,1000,10000] [--epochs N]
                            [--cycle S] [--wake-window S] [--ready-starts N] [--aklocd PATH]
-                           [--log GPSD_LOG] [--chk GPSD_CHK] [--command TEXT] [--latency-only]
+                           [--log GPSD_LOG] [--chk GPSD_CHK] [--command TEXT] [--latency-only] [--per-epoch]
                akloc-bench floor GPSD_PORT SOCKET_PATH   (the floor server; the harness starts it)
         """
 
@@ -94,6 +96,7 @@ struct Options {
             case "--chk": options.check = try value(argument)
             case "--command": options.command = try value(argument)
             case "--latency-only": options.latencyOnly = true
+            case "--per-epoch": options.perEpoch = true
             case "--help", "-h":
                 print(usage)
                 exit(0)
