@@ -54,7 +54,7 @@ BENCH_BIN_DIR = $(shell $(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path 2>/d
 
 bench: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
-	$(BENCH_BIN_DIR)/akloc-bench --out BENCHMARKS.md --command "make bench (swift build $(BENCH_BUILD_FLAGS))"
+	$(BENCH_BIN_DIR)/akloc-bench --out BENCHMARKS.md --notes bench/NOTES.md --command "make bench (swift build $(BENCH_BUILD_FLAGS))"
 
 bench-quick: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors

@@ -29,11 +29,14 @@ struct Options {
     var latencyOnly = false
     /// Development runs: p50 / max of every measured epoch on stderr.
     var perEpoch = false
+    /// Hand-written notes (markdown) placed after the findings.
+    var notes: String?
 
     static let usage = """
         usage: akloc-bench [--quick] [--out FILE] [--counts 1,64,1000,10000] [--epochs N]
                            [--cycle S] [--wake-window S] [--ready-starts N] [--aklocd PATH]
                            [--log GPSD_LOG] [--chk GPSD_CHK] [--command TEXT] [--latency-only] [--per-epoch]
+                           [--notes MARKDOWN]
                akloc-bench floor GPSD_PORT SOCKET_PATH   (the floor server; the harness starts it)
         """
 
@@ -97,6 +100,7 @@ struct Options {
             case "--command": options.command = try value(argument)
             case "--latency-only": options.latencyOnly = true
             case "--per-epoch": options.perEpoch = true
+            case "--notes": options.notes = try value(argument)
             case "--help", "-h":
                 print(usage)
                 exit(0)
