@@ -187,6 +187,13 @@ final class Phases {
         }
     }
 
+    /// Tries `count` direct gpsd clients; gpsd closes the ones over its limit at once.
+    @discardableResult
+    private func connectDirectClients(_ count: Int, port: UInt16, _ reader: Reader) -> Int {
+        for _ in 0..<count { _ = reader.addGPSDClient(port: port, kind: .gpsd) }
+        return count
+    }
+
     /// `--per-epoch`: p50 / max of each measured epoch, to see where outliers come from.
     private func printEpochs(_ reader: Reader, _ kind: Reader.Kind, _ epochs: Set<Int>) {
         guard options.perEpoch else { return }
@@ -238,13 +245,7 @@ final class Phases {
             reader.add(fd: fd, kind: .akloc, greeting: subscribeLine)
         }
         row.aklocConnected = reader.count(.akloc)
-        // Every direct client is tried; gpsd closes the ones over its limit at once.
-        let refusedBefore = reader.refusedCount
-        for _ in 0..<subscribers {
-            row.gpsdAttempted += 1
-            _ = reader.addGPSDClient(port: fake.port, kind: .gpsd)
-        }
-        row.gpsdAccepted = row.gpsdAttempted - (reader.refusedCount - refusedBefore)
+        row.gpsdAttempted = connectDirectClients(subscribers, port: fake.port, reader)
         if !reader.run(timeout: 120, until: { reader.subscribersReady }) {
             row.notes.append("not every akloc subscriber was answered within 120 s")
         }
@@ -301,6 +302,9 @@ final class Phases {
             guard let fd = Posix.connectUnix(socketPath) else { continue }
             reader.add(fd: fd, kind: .floor)
         }
+        // The same direct gpsd clients as beside aklocd, so the reader and
+        // gpsd carry the same load in both phases (their latency is not reported).
+        connectDirectClients(subscribers, port: fake.port, reader)
         let connected = reader.count(.floor)
         if !reader.run(timeout: 60, until: { reader.subscribersReady }) {
             row.notes.append("not every floor subscriber was greeted within 60 s")

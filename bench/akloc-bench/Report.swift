@@ -330,8 +330,9 @@ struct Report {
         - **Floor.** `akloc-bench floor`, its own process: one gpsd client and a Unix socket server in
           one poll loop that, for the first TPV of each epoch, `write()`s gpsd's line as it came (already
           encoded, about the size of aklocd's event) to every connected subscriber, nothing else. It is measured in its own phase (its own gpsfake
-          replay, the same reader and reference) so it does not share the CPU with aklocd. It is the
-          least any daemon in aklocd's place could add.
+          replay, the same reader and reference, and the same N direct gpsd clients beside it so the
+          reader and gpsd carry the same load as in aklocd's phase) so it does not share the CPU with
+          aklocd. It is the least any daemon in aklocd's place could add.
         - **Ratios.** akloc ÷ gpsd and akloc ÷ floor of p50 and p99 at the same N. A gpsd ratio at
           N ≥ 1 000 compares akloc's N subscribers with gpsd's ≤ 61.
         - **CPU per epoch.** On-CPU time of every thread of the process (`/proc/PID/task/*/schedstat`)
