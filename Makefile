@@ -54,8 +54,8 @@ BENCH_BIN_DIR = $(shell $(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path 2>/d
 
 bench: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
-	$(BENCH_BIN_DIR)/akloc-bench --out BENCHMARKS.md --notes bench/NOTES.md --command "make bench (swift build $(BENCH_BUILD_FLAGS))"
+	$(BENCH_BIN_DIR)/akloc-bench --out BENCHMARKS.md --notes bench/NOTES.md --command "make bench BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
 
 bench-quick: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
-	$(BENCH_BIN_DIR)/akloc-bench --quick --out $${TMPDIR:-/tmp}/akloc-bench-quick.md --command "make bench-quick (swift build $(BENCH_BUILD_FLAGS))"
+	$(BENCH_BIN_DIR)/akloc-bench --quick --out $${TMPDIR:-/tmp}/akloc-bench-quick.md --command "make bench-quick BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
