@@ -182,7 +182,7 @@ struct Report {
         out.append("")
         out.append("- Command: `\(options.command.isEmpty ? "akloc-bench" : options.command)`")
         out.append(
-            "- Harness: `akloc-bench \(CommandLine.arguments.dropFirst().map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " "))`, aklocd `\(options.aklocd)`"
+            "- Harness: `akloc-bench \(CommandLine.arguments.dropFirst().map { $0.contains(" ") ? "\"\($0)\"" : $0 }.joined(separator: " "))`, aklocd `\(options.aklocd)`"
         )
         out.append(
             "- Machine: \(machine.cores) cores (\(machine.cpu)), \(machine.memoryMiB) MiB memory, \(machine.kernel)")
