@@ -32,7 +32,7 @@ DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-g
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test lint fuzz demo bench install uninstall clean
+.PHONY: all deps build test lint fuzz demo bench bench-quick install uninstall clean
 
 all: build
 
@@ -51,7 +51,7 @@ build: deps
 	$(SWIFT) build $(BUILD_FLAGS) -Xswiftc -warnings-as-errors
 
 lint:
-	$(SWIFT) format lint --strict -r Sources Tests Package.swift
+	$(SWIFT) format lint --strict -r Sources Tests bench Package.swift
 
 # Suites run one at a time: the integration suites replay real gpsd, whose
 # gpsfake feeds 1.4 s after it starts, and must not compete for two cores.
@@ -118,3 +118,17 @@ uninstall:
 
 clean:
 	rm -rf .build
+
+# Benchmarks against gpsd (DESIGN §7, bench/): one release run of akloc-bench
+# writes BENCHMARKS.md; bench-quick only checks the harness runs (the test
+# suite runs it too, through Tests/IntegrationTests/BenchHarnessTests).
+BENCH_BUILD_FLAGS ?= -c release
+BENCH_BIN_DIR = $(shell $(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path 2>/dev/null)
+
+bench: deps
+	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
+	$(BENCH_BIN_DIR)/akloc-bench --out BENCHMARKS.md --notes bench/NOTES.md --command "make bench BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
+
+bench-quick: deps
+	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
+	$(BENCH_BIN_DIR)/akloc-bench --quick --out $${TMPDIR:-/tmp}/akloc-bench-quick.md --command "make bench-quick BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"

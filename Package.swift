@@ -42,6 +42,13 @@ let package = Package(
             dependencies: ["AklocCore", "AklocProtocol"],
             path: "Tests/AklocTestSupport"
         ),
+        // The benchmark harness (issue 7, `make bench`); CBench wraps epoll for it.
+        .target(name: "CBench", path: "bench/CBench"),
+        .executableTarget(
+            name: "akloc-bench",
+            dependencies: ["AklocCore", "AklocProtocol", "AklocTestSupport", "CBench"],
+            path: "bench/akloc-bench"
+        ),
         .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore", "AklocTestSupport"]),
         .testTarget(name: "AklocProtocolTests", dependencies: ["AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocGPSDTests", dependencies: ["AklocGPSD", "AklocTestSupport"]),

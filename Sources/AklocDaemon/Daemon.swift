@@ -141,8 +141,26 @@ actor Daemon {
     /// Returns why the client must be dropped, if it must.
     func deliver(_ bytes: [UInt8], stream: OutboundQueue.StreamKey? = nil, to client: ClientConnection) -> String? {
         guard !client.isClosed else { return nil }
-        if client.queue.enqueue(bytes, stream: stream) { counters.eventsCoalesced += 1 }
-        switch client.flush() {
+        // Fast path (most clients, most of the time): nothing is waiting, so
+        // write the shared bytes straight away and queue only what the socket
+        // did not take. Its write source is already suspended.
+        var result = ClientConnection.FlushResult.blocked
+        if client.queue.isEmpty {
+            let written: Int
+            let attempt = bytes.withUnsafeBytes { buffer in
+                Result { () throws(SocketError) in try client.socket.write(buffer) }
+            }
+            switch attempt {
+            case .success(let count): written = count
+            case .failure(let error): return "write failed: \(error)"
+            }
+            if written == bytes.count { return nil }
+            client.queue.enqueueRemainder(of: bytes, written: written, stream: stream)
+        } else {
+            if client.queue.enqueue(bytes, stream: stream) { counters.eventsCoalesced += 1 }
+            result = client.flush()
+        }
+        switch result {
         case .drained:
             client.stopWaitingForWritable()
         case .blocked:

@@ -44,6 +44,16 @@ struct OutboundQueue {
         return replaced
     }
 
+    /// Queues what is left of `bytes` after the first `count` went straight
+    /// to the socket (the fast path of an empty queue). A partly written
+    /// entry is never replaced by a newer location event.
+    mutating func enqueueRemainder(of bytes: [UInt8], written count: Int, stream: StreamKey? = nil) {
+        precondition(isEmpty && count < bytes.count, "only an empty queue takes a remainder")
+        enqueue(bytes, stream: stream)
+        written = count
+        queuedBytes -= count
+    }
+
     /// Calls `body` with the unwritten part of the oldest entry; `body` returns
     /// how many bytes it wrote. Returns false when the queue is empty.
     mutating func writeNext(_ body: (UnsafeRawBufferPointer) -> Int) -> Bool {
