@@ -50,7 +50,8 @@ public final class MQTTForwarder {
     private let journal: QueueJournal
     private var pending: ForwardQueue
     private var client: MosquittoClient?
-    private var backoff = ReconnectBackoff()
+    // A broker is usually further away and busier than gpsd: start slower, cap at 30 s.
+    private var backoff = Backoff(initial: 0.5, maximum: 30, jitter: 0.25)
     private var reconnectTimer: DispatchSourceTimer?
     private var started = false
     private var connectedOnce = false

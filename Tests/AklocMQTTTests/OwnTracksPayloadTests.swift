@@ -115,24 +115,3 @@ private func object(_ bytes: [UInt8]) throws -> [String: Any] {
         #expect(!MQTTSettings.isValidTopic(""))
     }
 }
-
-@Suite struct ReconnectBackoffTests {
-    @Test func doublesToTheCap() {
-        var backoff = ReconnectBackoff(initial: 0.5, maximum: 30, jitter: 0.25)
-        let delays = (0..<9).map { _ in backoff.nextDelay(unitRandom: 0) }
-        #expect(delays == [0.5, 1, 2, 4, 8, 16, 30, 30, 30])
-        backoff.reset()
-        #expect(backoff.nextDelay(unitRandom: 0) == 0.5)
-    }
-
-    @Test func jitterOnlyShortens() {
-        var backoff = ReconnectBackoff(initial: 4, maximum: 30, jitter: 0.25)
-        #expect(backoff.nextDelay(unitRandom: 0.999_999) > 3)
-        #expect(backoff.nextDelay(unitRandom: 1) == 6)
-        #expect(backoff.nextDelay(unitRandom: .nan) == 16)
-    }
-
-    @Test func hugeAttemptCountsStayBounded() {
-        #expect(ReconnectBackoff().nominalDelay(attempt: 10_000) == 30)
-    }
-}

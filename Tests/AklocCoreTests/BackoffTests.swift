@@ -1,4 +1,4 @@
-import AklocGPSD
+import AklocCore
 import Testing
 
 @Suite struct BackoffTests {
@@ -53,5 +53,27 @@ import Testing
 
     @Test func hugeAttemptCountsDoNotOverflow() {
         #expect(Backoff().nominalDelay(attempt: 10_000) == 10)
+    }
+}
+
+/// The MQTT forwarder's settings of the same backoff.
+@Suite struct BrokerBackoffTests {
+    @Test func doublesToTheCap() {
+        var backoff = Backoff(initial: 0.5, maximum: 30, jitter: 0.25)
+        let delays = (0..<9).map { _ in backoff.nextDelay(unitRandom: 0) }
+        #expect(delays == [0.5, 1, 2, 4, 8, 16, 30, 30, 30])
+        backoff.reset()
+        #expect(backoff.nextDelay(unitRandom: 0) == 0.5)
+    }
+
+    @Test func jitterOnlyShortens() {
+        var backoff = Backoff(initial: 4, maximum: 30, jitter: 0.25)
+        #expect(backoff.nextDelay(unitRandom: 0.999_999) > 3)
+        #expect(backoff.nextDelay(unitRandom: 1) == 6)
+        #expect(backoff.nextDelay(unitRandom: .nan) == 16)
+    }
+
+    @Test func hugeAttemptCountsStayBounded() {
+        #expect(Backoff(initial: 0.5, maximum: 30, jitter: 0.25).nominalDelay(attempt: 10_000) == 30)
     }
 }

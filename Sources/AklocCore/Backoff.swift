@@ -1,4 +1,5 @@
-/// Reconnect delays: 250 ms, doubling, capped at 10 s, with jitter.
+/// Reconnect delays: by default 250 ms, doubling, capped at 10 s, with
+/// jitter (gpsd's; the MQTT forwarder starts at 0.5 s and caps at 30 s).
 ///
 /// Jitter only shortens a delay (by up to `jitter` of it), so the cap is a
 /// hard bound and many daemons restarted together by one gpsd restart do not
@@ -14,16 +15,16 @@ public struct Backoff: Hashable, Sendable {
     public private(set) var attempts = 0
 
     public init(initial: Double = 0.25, multiplier: Double = 2, maximum: Double = 10, jitter: Double = 0.2) {
-        self.initial = initial
+        self.initial = max(initial, 0)
         self.multiplier = multiplier
-        self.maximum = maximum
+        self.maximum = max(maximum, self.initial)
         self.jitter = min(max(jitter, 0), 1)
     }
 
     /// The delay before attempt `attempt` (0-based), without jitter.
     public func nominalDelay(attempt: Int) -> Double {
         var delay = initial
-        for _ in 0..<attempt {
+        for _ in 0..<min(attempt, 64) {
             delay *= multiplier
             if delay >= maximum { return maximum }
         }
