@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "AklocCore", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "AklocProtocol", dependencies: ["AklocCore"]),
         .target(name: "AklocGPSD", dependencies: ["AklocCore", "CGPS"]),
-        .target(name: "AklocSystemd", dependencies: ["CSystemd"]),
+        .target(name: "AklocSystemd", dependencies: ["AklocCore", "CSystemd"]),
         // The MQTT forwarder (docs/mqtt.md); the only module that touches CMosquitto.
         .target(name: "AklocMQTT", dependencies: ["AklocCore", "AklocSystemd", "CMosquitto"]),
         .target(

@@ -17,7 +17,7 @@ extension Daemon {
             settings: settings, identity: identity,
             stateDirectory: stateStore?.directory ?? StateStore.defaultDirectory, queue: queue,
             version: AklocVersion.string,
-            log: { level, message in logger.log(Logger.Level(level), message, ["AKLOC_MQTT": identity.topic]) },
+            log: { level, message in logger.log(level, message, ["AKLOC_MQTT": identity.topic]) },
             wallClock: SystemClock.wallNow)
         self.forwarder = forwarder
         forwarder.start()
@@ -53,17 +53,5 @@ extension Daemon {
                 maxEntries: status.dropped.maxEntries, maxBytes: status.dropped.maxBytes,
                 maxAge: status.dropped.maxAge),
             lastError: status.connected ? nil : status.lastError?.description)
-    }
-}
-
-extension Logger.Level {
-    init(_ level: MQTTForwarder.LogLevel) {
-        switch level {
-        case .debug: self = .debug
-        case .info: self = .info
-        case .notice: self = .notice
-        case .warning: self = .warning
-        case .error: self = .error
-        }
     }
 }

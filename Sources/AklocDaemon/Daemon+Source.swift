@@ -18,7 +18,7 @@ extension Daemon {
         let logger = logger
         let source = GPSDSource(
             endpoint: endpoint, device: configuration.gpsd.device, queue: queue,
-            log: { level, message in logger.log(Logger.Level(level), message, ["AKLOC_SOURCE": endpoint.sourceName]) })
+            log: { level, message in logger.log(level, message, ["AKLOC_SOURCE": endpoint.sourceName]) })
         source.onEvent = { [weak self] event in
             self?.assumeIsolated { $0.sourceEvent(event) }
         }
@@ -55,18 +55,6 @@ extension Daemon {
             // The source has logged why; this records what clients are told.
             log(.info, "clients told the source is gone (\(reason))", ["AKLOC_SOURCE": source?.status.name ?? ""])
             run(.sourceDisconnected)
-        }
-    }
-}
-
-extension Logger.Level {
-    init(_ level: GPSDSource.LogLevel) {
-        switch level {
-        case .debug: self = .debug
-        case .info: self = .info
-        case .notice: self = .notice
-        case .warning: self = .warning
-        case .error: self = .error
         }
     }
 }

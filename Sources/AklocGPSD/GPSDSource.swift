@@ -32,11 +32,7 @@ public final class GPSDSource {
         case noFix(device: String?)
     }
 
-    public enum LogLevel: Int, Hashable, Sendable, Comparable {
-        case debug, info, notice, warning, error
-
-        public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
-    }
+    public typealias LogLevel = AklocCore.LogLevel
 
     public struct Status: Hashable, Sendable {
         /// Connected and gpsd's VERSION banner seen.

@@ -13,9 +13,7 @@ import Glibc
 /// Confinement: lives on the daemon's queue like `GPSDSource`; every method
 /// must be called there and every callback (`log`) runs there. Not Sendable.
 public final class MQTTForwarder {
-    public enum LogLevel: Sendable {
-        case debug, info, notice, warning, error
-    }
+    public typealias LogLevel = AklocCore.LogLevel
 
     /// What `akloc status` shows.
     public struct Status: Hashable, Sendable {

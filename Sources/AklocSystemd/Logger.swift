@@ -1,3 +1,4 @@
+import AklocCore
 import CSystemd
 import Glibc
 
@@ -8,51 +9,7 @@ import Glibc
 /// single `sd_journal_sendv(3)`, so records from different threads never
 /// interleave.
 public struct Logger: Sendable {
-    public enum Level: Int, Comparable, Hashable, Sendable, CaseIterable, CustomStringConvertible {
-        case debug
-        case info
-        case notice
-        case warning
-        case error
-
-        /// Parses a `--log-level` value: `debug`, `info`, `notice`, `warning`
-        /// (or `warn`), `error` (or `err`).
-        public init?(name: String) {
-            switch name.lowercased() {
-            case "debug": self = .debug
-            case "info": self = .info
-            case "notice": self = .notice
-            case "warning", "warn": self = .warning
-            case "error", "err": self = .error
-            default: return nil
-            }
-        }
-
-        public var name: String {
-            switch self {
-            case .debug: "debug"
-            case .info: "info"
-            case .notice: "notice"
-            case .warning: "warning"
-            case .error: "error"
-            }
-        }
-
-        public var description: String { name }
-
-        /// syslog(3) priority, journald's `PRIORITY=`.
-        public var syslogPriority: Int32 {
-            switch self {
-            case .debug: 7
-            case .info: 6
-            case .notice: 5
-            case .warning: 4
-            case .error: 3
-            }
-        }
-
-        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
-    }
+    public typealias Level = LogLevel
 
     public enum Destination: Hashable, Sendable {
         /// journald; records it refuses with an error go to `fallback`.
@@ -246,5 +203,18 @@ public struct Logger: Sendable {
             }
         if plain { return escape(value) }
         return "\"" + escape(value).replacing("\"", with: "\\\"") + "\""
+    }
+}
+
+extension LogLevel {
+    /// syslog(3) priority, journald's `PRIORITY=`.
+    public var syslogPriority: Int32 {
+        switch self {
+        case .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        }
     }
 }
