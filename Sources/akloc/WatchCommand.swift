@@ -83,8 +83,18 @@ struct WatchCommand: Command {
         sigaddset(&stopSignals, SIGTERM)
         pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         let human = human
+        // The daemon announces the first fix (didGetFirstLocation) and then
+        // delivers that same fix as the first update; a person needs it once.
+        var announcedFirstFix: JSONValue?
         let emit = { (line: [UInt8], name: String, fields: [String: JSONValue]) throws(CLIError) in
             if human {
+                if name == "didGetFirstLocation" { announcedFirstFix = fields["location"] }
+                if name == "didUpdateLocation", fields["afterTimeInterval"] == nil,
+                    let announced = announcedFirstFix, fields["location"] == announced
+                {
+                    announcedFirstFix = nil
+                    return
+                }
                 if let text = Formatting.eventLine(name: name, fields: fields) { Output.line(text) }
             } else {
                 Output.line(bytes: line)

@@ -302,6 +302,24 @@ struct CLITests {
         #expect(lines.count == 3 && lines[2].hasSuffix("  daemonStopping"))
     }
 
+    /// The daemon announces the first fix and then delivers it as the first
+    /// update; `--human` shows it once, and later updates as they come.
+    @Test func humanWatchShowsTheFirstFixOnce() throws {
+        let fix = #"{"latitude":52.5,"longitude":5.3,"mode":"3d","receivedAt":"2026-11-30T15:09:06.000Z"}"#
+        let later = #"{"latitude":52.6,"longitude":5.3,"mode":"3d","receivedAt":"2026-11-30T15:09:11.000Z"}"#
+        let events = [
+            #"{"event":"didGetFirstLocation","location":\#(fix)}"#,
+            #"{"event":"didUpdateLocation","location":\#(fix)}"#,
+            #"{"event":"didUpdateLocation","location":\#(later),"afterTimeInterval":5.0}"#,
+        ]
+        let daemon = try FakeDaemon { request, _ in Answer(lines: [ok(request)] + events, close: true) }
+        let run = try akloc(["--socket", daemon.path, "watch", "--human"])
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.count == 2, "\(run.stdout)")
+        #expect(lines.first?.hasSuffix("52.50000 N  5.30000 E  first fix") == true)
+        #expect(lines.last?.hasSuffix("52.60000 N  5.30000 E  +5.0 s") == true)
+    }
+
     @Test func watchKeyPathsObservesEachWithInitial() throws {
         let daemon = try FakeDaemon { request, index in
             let keyPath = request["keyPath"]?.stringValue ?? "?"
