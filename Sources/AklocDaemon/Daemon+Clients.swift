@@ -59,8 +59,8 @@ extension Daemon {
         log(
             .debug, "client \(id) connected",
             ["AKLOC_CLIENT_UID": "\(credentials.uid)", "AKLOC_CLIENT_PID": "\(credentials.pid)"])
-        if let reason = deliver(ServerEncoder.hello(authorizationStatus: status), to: client) {
-            drop(id, reason: reason)
+        if let departure = deliver(ServerEncoder.hello(authorizationStatus: status), to: client) {
+            depart(id, departure)
             return
         }
         run(

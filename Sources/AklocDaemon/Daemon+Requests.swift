@@ -11,8 +11,8 @@ extension Daemon {
             request = decoded
         case .failure(let error):
             counters.badRequests += 1
-            if let reason = deliver(ServerEncoder.reply(id: error.id, error: error), to: client) {
-                drop(client.id, reason: reason)
+            if let departure = deliver(ServerEncoder.reply(id: error.id, error: error), to: client) {
+                depart(client.id, departure)
             }
             return
         }
@@ -53,6 +53,6 @@ extension Daemon {
     }
 
     private func answer(_ request: ClientRequest, _ client: ClientConnection, _ bytes: [UInt8]) {
-        if let reason = deliver(bytes, to: client) { drop(client.id, reason: reason) }
+        if let departure = deliver(bytes, to: client) { depart(client.id, departure) }
     }
 }

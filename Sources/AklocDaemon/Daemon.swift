@@ -99,7 +99,7 @@ actor Daemon {
         // Durable before anyone hears of it: an acknowledged `pause` must
         // survive a SIGKILL right after the reply.
         if outputs.last == .persist { persistState() }
-        var dropped: [(SubscriberID, String)] = []
+        var departed: [(SubscriberID, Departure)] = []
         for output in outputs {
             switch output {
             case .send(let ids, let event):
@@ -109,15 +109,15 @@ actor Daemon {
                 let stream = Daemon.stream(of: event)
                 for id in ids {
                     guard let client = clients[id] else { continue }
-                    if let reason = deliver(bytes, stream: stream, to: client) { dropped.append((id, reason)) }
+                    if let departure = deliver(bytes, stream: stream, to: client) { departed.append((id, departure)) }
                 }
                 if case .didUpdateLocation = event { counters.deliveries += UInt64(ids.count) }
             case .reply(let subscriber, let token, let result):
                 guard let request = pendingRequests.removeValue(forKey: token),
                     let client = clients[subscriber], request.client == subscriber
                 else { continue }
-                if let reason = deliver(ServerEncoder.reply(id: request.id, result), to: client) {
-                    dropped.append((subscriber, reason))
+                if let departure = deliver(ServerEncoder.reply(id: request.id, result), to: client) {
+                    departed.append((subscriber, departure))
                 }
             case .watch(let enabled):
                 source?.setWatch(enabled)
@@ -127,7 +127,7 @@ actor Daemon {
                 break  // done above
             }
         }
-        for (id, reason) in dropped { drop(id, reason: reason) }
+        for (id, departure) in departed { depart(id, departure) }
         updateServiceStatus()
     }
 
@@ -137,9 +137,29 @@ actor Daemon {
         event.coalescingKey?.hashValue
     }
 
+    /// Why a client leaves while the daemon writes to it.
+    enum Departure: Sendable {
+        /// The daemon lets it go (a slow reader past the cap, a failed write).
+        case dropped(String)
+        /// The peer had already closed (EPIPE, ECONNRESET): an ordinary
+        /// disconnect whose end of file the daemon had not read yet, not a drop.
+        case closedByPeer
+    }
+
+    static func departure(after error: SocketError) -> Departure {
+        error.isPeerGone ? .closedByPeer : .dropped("write failed: \(error)")
+    }
+
+    func depart(_ id: SubscriberID, _ departure: Departure) {
+        switch departure {
+        case .dropped(let reason): drop(id, reason: reason)
+        case .closedByPeer: disconnect(id, reason: nil)
+        }
+    }
+
     /// Queues bytes for a client and writes what the socket takes now.
-    /// Returns why the client must be dropped, if it must.
-    func deliver(_ bytes: [UInt8], stream: OutboundQueue.StreamKey? = nil, to client: ClientConnection) -> String? {
+    /// Returns how the client leaves, if writing showed it must.
+    func deliver(_ bytes: [UInt8], stream: OutboundQueue.StreamKey? = nil, to client: ClientConnection) -> Departure? {
         guard !client.isClosed else { return nil }
         // Fast path (most clients, most of the time): nothing is waiting, so
         // write the shared bytes straight away and queue only what the socket
@@ -152,7 +172,7 @@ actor Daemon {
             }
             switch attempt {
             case .success(let count): written = count
-            case .failure(let error): return "write failed: \(error)"
+            case .failure(let error): return Daemon.departure(after: error)
             }
             if written == bytes.count { return nil }
             client.queue.enqueueRemainder(of: bytes, written: written, stream: stream)
@@ -165,15 +185,16 @@ actor Daemon {
             client.stopWaitingForWritable()
         case .blocked:
             if client.queue.queuedBytes > configuration.socket.clientHardLimit {
-                return "slow reader: \(client.queue.queuedBytes) bytes queued, "
-                    + "over the limit of \(configuration.socket.clientHardLimit)"
+                return .dropped(
+                    "slow reader: \(client.queue.queuedBytes) bytes queued, "
+                        + "over the limit of \(configuration.socket.clientHardLimit)")
             }
             let id = client.id
             client.waitForWritable(queue: queue) { [weak self] in
                 self?.assumeIsolated { $0.clientWritable(id) }
             }
         case .failed(let error):
-            return "write failed: \(error)"
+            return Daemon.departure(after: error)
         }
         return nil
     }
@@ -183,7 +204,7 @@ actor Daemon {
         switch client.flush() {
         case .drained: client.stopWaitingForWritable()
         case .blocked: break
-        case .failed(let error): drop(id, reason: "write failed: \(error)")
+        case .failed(let error): depart(id, Daemon.departure(after: error))
         }
     }
 

@@ -172,6 +172,9 @@ struct SocketError: Error, CustomStringConvertible {
         self.errno = errno
     }
 
+    /// The peer closed its end (EPIPE, ECONNRESET): it left, nothing failed.
+    var isPeerGone: Bool { errno == EPIPE || errno == ECONNRESET }
+
     var description: String {
         let reason = code == .addressInUse ? "another daemon is serving it" : String(cString: strerror(errno))
         return "\(code.rawValue)\(path.map { " \($0)" } ?? ""): \(reason)"

@@ -61,7 +61,9 @@ struct SlowReaderTests {
         var status = try #require(try admin.request("status").result as? [String: Any])
         var counters = try #require(status["counters"] as? [String: Any])
         #expect((counters["eventsCoalesced"] as? Int ?? 0) > 0, "the slow reader's locations were never coalesced")
-        #expect(counters["clientsDropped"] as? Int == 0, "coalescing alone keeps a location-only slow reader")
+        #expect(
+            counters["clientsDropped"] as? Int == 0,
+            "coalescing alone keeps a location-only slow reader; the daemon logged: \(Self.drops(replay.daemon))")
 
         // Now a backlog that cannot be coalesced: replies are never dropped, so
         // past the 64 KiB cap the daemon lets the client go.
@@ -87,6 +89,13 @@ struct SlowReaderTests {
         let memoryAfter = try #require(replay.daemon.residentKiB)
         #expect(memoryAfter - memoryBefore < 32 * 1024, "RSS grew from \(memoryBefore) to \(memoryAfter) KiB")
         print("slow reader: 50 readers got \(reference.count) epochs each; RSS \(memoryBefore) -> \(memoryAfter) KiB")
+    }
+}
+
+extension SlowReaderTests {
+    /// The daemon's log lines about dropped clients, for failure messages.
+    static func drops(_ daemon: DaemonProcess) -> String {
+        daemon.process.stderr().split(separator: "\n").filter { $0.contains("dropping client") }.joined(separator: "\n")
     }
 }
 
