@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "AklocGPSD", dependencies: ["AklocCore", "CGPS"]),
         .target(name: "AklocSystemd", dependencies: ["AklocCore", "CSystemd"]),
         // The MQTT forwarder (docs/mqtt.md); the only module that touches CMosquitto.
-        .target(name: "AklocMQTT", dependencies: ["AklocCore", "AklocSystemd", "CMosquitto"]),
+        .target(name: "AklocMQTT", dependencies: ["AklocCore", "AklocProtocol", "AklocSystemd", "CMosquitto"]),
         .target(
             name: "AklocDaemon",
             dependencies: ["AklocCore", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT"]

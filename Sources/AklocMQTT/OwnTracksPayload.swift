@@ -1,4 +1,5 @@
 import AklocCore
+import AklocProtocol
 
 /// The JSON the forwarder publishes, in the OwnTracks format
 /// (https://owntracks.org/booklet/tech/json/) that OwnTracks Recorder, Home
@@ -32,11 +33,11 @@ public enum OwnTracksPayload {
         }
         object.real("lat", location.latitude)
         object.real("lon", location.longitude)
-        object.raw("m", String(monitoringMode))
+        object.whole("m", Int64(monitoringMode))
         object.string("t", trigger.rawValue)
         object.string("tid", tid)
         let time = location.timestamp ?? location.receivedAt ?? now
-        object.raw("tst", String(time.secondsSince1970))
+        object.whole("tst", time.secondsSince1970)
         if let verticalAccuracy = location.verticalAccuracy { object.integer("vac", verticalAccuracy) }
         // OwnTracks' `vel` is whole km/h.
         if let speed = location.speed { object.integer("vel", speed * 3.6) }
@@ -49,7 +50,7 @@ public enum OwnTracksPayload {
     public static func lastWill(connectedAt: FixTime) -> [UInt8] {
         var object = Object()
         object.string("_type", "lwt")
-        object.raw("tst", String(connectedAt.secondsSince1970))
+        object.whole("tst", connectedAt.secondsSince1970)
         return object.bytes()
     }
 
@@ -59,57 +60,62 @@ public enum OwnTracksPayload {
     public static func status(online: Bool, tid: String, version: String, at time: FixTime) -> [UInt8] {
         var object = Object()
         object.string("_type", "akloc-status")
-        object.raw("online", online ? "true" : "false")
+        object.bool("online", online)
         object.string("tid", tid)
-        object.raw("tst", String(time.secondsSince1970))
+        object.whole("tst", time.secondsSince1970)
         object.string("version", version)
         return object.bytes()
     }
 
     /// A flat JSON object written in key order, which keeps payloads stable
-    /// for tests and byte-identical across restarts.
+    /// for tests and byte-identical across restarts. The escaping and number
+    /// formatting are the wire protocol's `JSONWriter`.
     struct Object {
-        private var text = "{"
+        private var writer = JSONWriter(capacity: 256)
+        private var isEmpty = true
 
-        mutating func raw(_ key: String, _ value: String) {
-            if text.count > 1 { text += "," }
-            text += "\"\(key)\":\(value)"
+        init() {
+            writer.byte(UInt8(ascii: "{"))
         }
 
-        mutating func string(_ key: String, _ value: String) {
-            raw(key, OwnTracksPayload.quoted(value))
+        private mutating func key(_ key: StaticString) {
+            if !isEmpty { writer.byte(UInt8(ascii: ",")) }
+            isEmpty = false
+            writer.key(key)
+        }
+
+        mutating func string(_ key: StaticString, _ value: String) {
+            self.key(key)
+            writer.string(value)
+        }
+
+        mutating func whole(_ key: StaticString, _ value: Int64) {
+            self.key(key)
+            writer.integer(value)
+        }
+
+        mutating func bool(_ key: StaticString, _ value: Bool) {
+            self.key(key)
+            writer.bool(value)
         }
 
         /// Metres, degrees and km/h are integers in OwnTracks.
-        mutating func integer(_ key: String, _ value: Double) {
+        mutating func integer(_ key: StaticString, _ value: Double) {
             guard value.isFinite, abs(value) < 1e15 else { return }
-            raw(key, String(Int64(value.rounded())))
+            whole(key, Int64(value.rounded()))
         }
 
-        mutating func real(_ key: String, _ value: Double) {
+        /// Whole numbers without a fraction, as OwnTracks apps write them.
+        mutating func real(_ key: StaticString, _ value: Double) {
             guard value.isFinite else { return }
-            raw(key, value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value))
-        }
-
-        func bytes() -> [UInt8] { Array((text + "}").utf8) }
-    }
-
-    /// A JSON string literal: quotes, backslashes and control characters escaped.
-    static func quoted(_ value: String) -> String {
-        var result = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
+            if value == value.rounded(), abs(value) < 1e15 {
+                whole(key, Int64(value))
+            } else {
+                self.key(key)
+                writer.number(value)
             }
         }
-        return result + "\""
+
+        func bytes() -> [UInt8] { writer.bytes + [UInt8(ascii: "}")] }
     }
 }

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocProtocol
 import AklocSystemd
 import Foundation
 import Glibc
@@ -108,7 +109,9 @@ public final class QueueJournal {
     }
 
     static func record(_ entry: ForwardQueue.Entry) -> [UInt8] {
-        let payload = OwnTracksPayload.quoted(String(decoding: entry.payload, as: UTF8.self))
+        var quoted = JSONWriter(capacity: entry.payload.count + 16)
+        quoted.string(String(decoding: entry.payload, as: UTF8.self))
+        let payload = String(decoding: quoted.bytes, as: UTF8.self)
         return Array(
             ("{\"seq\":\(entry.seq),\"queuedAt\":\(entry.queuedAt.secondsSince1970),"
                 + "\"queuedAtNs\":\(entry.queuedAt.nanoseconds),\"payload\":\(payload)}\n").utf8)
