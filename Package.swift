@@ -24,16 +24,25 @@ let package = Package(
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
+        // What Glibc's module does not export without _GNU_SOURCE; only AklocPosix imports it.
+        .systemLibrary(name: "CPosix"),
         // Pure Swift, but `rounded()` and friends need libm at link time.
         .target(name: "AklocCore", linkerSettings: [.linkedLibrary("m")]),
+        // The one leaf for the OS: the EINTR-retrying syscall helper, Errno, descriptors.
+        .target(name: "AklocPosix", dependencies: ["CPosix"]),
         .target(name: "AklocProtocol", dependencies: ["AklocCore"]),
-        .target(name: "AklocGPSD", dependencies: ["AklocCore", "CGPS"]),
-        .target(name: "AklocSystemd", dependencies: ["AklocCore", "CSystemd"]),
+        .target(name: "AklocGPSD", dependencies: ["AklocCore", "AklocPosix", "CGPS"]),
+        .target(name: "AklocSystemd", dependencies: ["AklocCore", "AklocPosix", "CSystemd"]),
         // The MQTT forwarder (docs/mqtt.md); the only module that touches CMosquitto.
-        .target(name: "AklocMQTT", dependencies: ["AklocCore", "AklocProtocol", "AklocSystemd", "CMosquitto"]),
+        .target(
+            name: "AklocMQTT",
+            dependencies: ["AklocCore", "AklocPosix", "AklocProtocol", "AklocSystemd", "CMosquitto"]
+        ),
         .target(
             name: "AklocDaemon",
-            dependencies: ["AklocCore", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT"]
+            dependencies: [
+                "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT",
+            ]
         ),
         .executableTarget(name: "aklocd", dependencies: ["AklocDaemon"]),
         .executableTarget(name: "akloc", dependencies: ["AklocCore", "AklocProtocol"]),
@@ -52,6 +61,7 @@ let package = Package(
         .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore", "AklocTestSupport"]),
         .testTarget(name: "AklocProtocolTests", dependencies: ["AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocGPSDTests", dependencies: ["AklocGPSD", "AklocTestSupport"]),
+        .testTarget(name: "AklocPosixTests", dependencies: ["AklocPosix", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
         .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocTestSupport"]),

@@ -1,3 +1,4 @@
+import AklocPosix
 import AklocSystemd
 
 /// The state directory or file cannot be used at all; the daemon reports it

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocPosix
 import CSystemd
 import Glibc
 

@@ -1,3 +1,4 @@
+import AklocPosix
 import CSystemd
 import Dispatch
 import Glibc

@@ -1,3 +1,4 @@
+import AklocPosix
 import Dispatch
 
 /// A uid's login session turned active or inactive.

@@ -6,10 +6,4 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
 #include <systemd/sd-login.h>
-
-// glibc >= 2.32 has these, but only under _GNU_SOURCE, which the Glibc module
-// is not built with. Both return static strings, so they are thread-safe,
-// unlike strerror(3).
-extern const char *strerrorname_np(int errnum);
-extern const char *strerrordesc_np(int errnum);
 #endif

@@ -1,3 +1,4 @@
+import AklocTestSupport
 import Dispatch
 import Glibc
 import Testing

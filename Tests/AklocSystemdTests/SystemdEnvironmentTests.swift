@@ -1,3 +1,5 @@
+import AklocPosix
+import AklocTestSupport
 import Glibc
 import Testing
 

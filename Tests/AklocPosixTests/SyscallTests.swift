@@ -1,7 +1,9 @@
+import AklocPosix
+import AklocTestSupport
 import Glibc
 import Testing
 
-@testable import AklocSystemd
+@testable import AklocPosix
 
 @Suite struct SyscallTests {
     @Test func errnoHasNameAndMessage() {

@@ -1,15 +1,15 @@
 import Glibc
 
 /// Small socket helpers for tests; production code has its own in the daemon.
-enum TestSockets {
-    static func temporaryDirectory() -> String {
+public enum TestSockets {
+    public static func temporaryDirectory() -> String {
         var template = Array("/tmp/akloc-sys-test.XXXXXX".utf8CString)
         let path = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(path != nil, "mkdtemp failed")
         return String(cString: path!)
     }
 
-    static func unixSocket(type: Int32, path: String?, listen backlog: Int32? = nil) -> Int32 {
+    public static func unixSocket(type: Int32, path: String?, listen backlog: Int32? = nil) -> Int32 {
         let fd = socket(AF_UNIX, type, 0)
         precondition(fd >= 0, "socket failed")
         if let path {
@@ -35,7 +35,7 @@ enum TestSockets {
     }
 
     /// One datagram, or nil if none arrives within `timeoutMilliseconds`.
-    static func receive(_ fd: Int32, timeoutMilliseconds: Int32 = 1000) -> String? {
+    public static func receive(_ fd: Int32, timeoutMilliseconds: Int32 = 1000) -> String? {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard poll(&poller, 1, timeoutMilliseconds) == 1 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -44,14 +44,14 @@ enum TestSockets {
         return String(decoding: buffer[0..<count], as: UTF8.self)
     }
 
-    static func pipe() -> (read: Int32, write: Int32) {
+    public static func pipe() -> (read: Int32, write: Int32) {
         var fds: [Int32] = [0, 0]
         precondition(Glibc.pipe(&fds) == 0)
         return (fds[0], fds[1])
     }
 
     /// Everything readable from `fd` without blocking.
-    static func drain(_ fd: Int32) -> String {
+    public static func drain(_ fd: Int32) -> String {
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -67,7 +67,7 @@ enum TestSockets {
 
 /// Sets environment variables for the duration of `body` and restores them.
 @discardableResult
-func withEnvironment<T>(_ values: [String: String?], _ body: () throws -> T) rethrows -> T {
+public func withEnvironment<T>(_ values: [String: String?], _ body: () throws -> T) rethrows -> T {
     var saved: [String: String?] = [:]
     for (name, value) in values {
         saved[name] = getenv(name).map { String(cString: $0) }
@@ -82,7 +82,7 @@ func withEnvironment<T>(_ values: [String: String?], _ body: () throws -> T) ret
 }
 
 /// Starts `arguments` (absolute path first) with output discarded.
-func spawnQuietly(_ arguments: [String]) -> pid_t {
+public func spawnQuietly(_ arguments: [String]) -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -97,7 +97,7 @@ func spawnQuietly(_ arguments: [String]) -> pid_t {
 }
 
 /// Connects to a Unix stream socket, retrying until it exists (bounded).
-func connectWhenListening(_ path: String, timeoutSeconds: Double = 10) -> Int32? {
+public func connectWhenListening(_ path: String, timeoutSeconds: Double = 10) -> Int32? {
     var waited = 0.0
     while waited < timeoutSeconds {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)

@@ -1,4 +1,4 @@
-import CSystemd
+import CPosix
 import Glibc
 
 /// A failed system call's `errno`, with its symbolic name ("ENOENT") as the
