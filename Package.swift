@@ -31,6 +31,8 @@ let package = Package(
         // The one leaf for the OS: the EINTR-retrying syscall helper, Errno, descriptors.
         .target(name: "AklocPosix", dependencies: ["CPosix"]),
         .target(name: "AklocProtocol", dependencies: ["AklocCore"]),
+        // Places, countries, time zones: pure lookups over the data in data/ (DESIGN §9).
+        .target(name: "AklocGeo", dependencies: ["AklocCore"]),
         .target(name: "AklocGPSD", dependencies: ["AklocCore", "AklocPosix", "CGPS"]),
         .target(name: "AklocSystemd", dependencies: ["AklocCore", "AklocPosix", "CSystemd"]),
         // The MQTT forwarder (docs/mqtt.md); the only module that touches CMosquitto.
@@ -62,6 +64,7 @@ let package = Package(
         .testTarget(name: "AklocProtocolTests", dependencies: ["AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocGPSDTests", dependencies: ["AklocGPSD", "AklocTestSupport"]),
         .testTarget(name: "AklocPosixTests", dependencies: ["AklocPosix", "AklocTestSupport"]),
+        .testTarget(name: "AklocGeoTests", dependencies: ["AklocGeo", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
         .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocTestSupport"]),
