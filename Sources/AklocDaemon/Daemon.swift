@@ -1,6 +1,7 @@
 import AklocCore
 import AklocGPSD
 import AklocMQTT
+import AklocPosix
 import AklocProtocol
 import AklocSystemd
 import Dispatch
@@ -40,7 +41,7 @@ actor Daemon {
     var forwarder: MQTTForwarder?
     var forwarderID: SubscriberID?
     var listener: UnixSocket?
-    var listenSource: DispatchSourceRead?
+    var listenWatch: FileDescriptor.Watch?
     /// The listening source is suspended after a failed accept (see `acceptPending`).
     var acceptSuspended = false
     var activatedSocket = false
