@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 import Foundation
 
 /// The result of the `status` op. The daemon fills it; `akloc status` prints it.

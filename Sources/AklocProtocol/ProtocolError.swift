@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 
 /// A request's `id`, echoed verbatim in its reply: a number or a string.
 /// Integers stay exact (`Int64`); other numbers are `Double`.
