@@ -50,7 +50,7 @@ let package = Package(
                 "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT",
             ]
         ),
-        .executableTarget(name: "aklocd", dependencies: ["AklocDaemon"]),
+        .executableTarget(name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"]),
         .executableTarget(name: "akloc", dependencies: ["AklocCore", "AklocJSON", "AklocProtocol"]),
         .target(
             name: "AklocTestSupport",
@@ -72,7 +72,7 @@ let package = Package(
         .testTarget(name: "AklocGeoTests", dependencies: ["AklocGeo", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
-        .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocTestSupport"]),
+        .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocPosix", "AklocTestSupport"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["AklocCore", "AklocProtocol", "AklocTestSupport"]

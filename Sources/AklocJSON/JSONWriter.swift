@@ -114,6 +114,41 @@ public struct JSONWriter: Sendable {
     }
 }
 
+extension JSONWriter {
+    /// `value` indented by two spaces a level, keys sorted, `"key" : value`
+    /// (as `JSONEncoder`'s pretty printing): for files people read and edit.
+    public mutating func prettyValue(_ value: JSONValue, indent: Int = 0) {
+        func newline(_ level: Int) {
+            bytes.append(0x0A)
+            bytes.append(contentsOf: repeatElement(0x20, count: 2 * level))
+        }
+        switch value {
+        case .array(let elements) where !elements.isEmpty:
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                newline(indent + 1)
+                prettyValue(element, indent: indent + 1)
+            }
+            newline(indent)
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let members) where !members.isEmpty:
+            bytes.append(UInt8(ascii: "{"))
+            for (index, name) in members.keys.sorted().enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                newline(indent + 1)
+                string(name)
+                raw(" : ")
+                prettyValue(members[name]!, indent: indent + 1)
+            }
+            newline(indent)
+            bytes.append(UInt8(ascii: "}"))
+        default:
+            self.value(value)
+        }
+    }
+}
+
 @inline(__always) private func hexDigit(_ nibble: UInt8) -> UInt8 {
     nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
 }
