@@ -8,13 +8,13 @@ import Testing
         let scratch = ScratchFiles()
         let path = scratch.file("state.json")
         try AtomicFile.write(Array("first".utf8), to: path, mode: 0o600)
-        #expect(ScratchFiles.contents(path) == Array("first".utf8))
-        #expect(ScratchFiles.mode(path) == 0o600)
+        #expect(TestFiles.contents(path) == Array("first".utf8))
+        #expect(TestFiles.mode(path) == 0o600)
         chmod(path, 0o640)
         try AtomicFile.write(Array("second".utf8), to: path, mode: 0o600)
-        #expect(ScratchFiles.contents(path) == Array("second".utf8))
-        #expect(ScratchFiles.mode(path) == 0o640, "an administrator's chosen mode stays")
-        #expect(ScratchFiles.entries(scratch.path) == ["state.json"], "no temp file left")
+        #expect(TestFiles.contents(path) == Array("second".utf8))
+        #expect(TestFiles.mode(path) == 0o640, "an administrator's chosen mode stays")
+        #expect(TestFiles.entries(scratch.path) == ["state.json"], "no temp file left")
     }
 
     @Test func aMissingDirectoryIsAnErrorAndCreatesNothing() {
@@ -22,7 +22,7 @@ import Testing
         #expect(throws: Errno.noSuchFile) {
             try AtomicFile.write([1, 2, 3], to: scratch.file("missing/state.json"), mode: 0o600)
         }
-        #expect(ScratchFiles.entries(scratch.path).isEmpty)
+        #expect(TestFiles.entries(scratch.path).isEmpty)
     }
 
     /// On a really full or read-only filesystem: an error, the old content
@@ -42,10 +42,10 @@ import Testing
         } catch {
             #expect(error.name == fault.errnoName, "\(error)")
         }
-        #expect(ScratchFiles.contents(path) == old)
-        #expect(ScratchFiles.entries(mount.path).filter { $0.contains(".tmp-") }.isEmpty, "temp file removed")
+        #expect(TestFiles.contents(path) == old)
+        #expect(TestFiles.entries(mount.path).filter { $0.contains(".tmp-") }.isEmpty, "temp file removed")
         try mount.repair(fault)
         try AtomicFile.write(big, to: path, mode: 0o600)
-        #expect(ScratchFiles.contents(path) == big)
+        #expect(TestFiles.contents(path) == big)
     }
 }

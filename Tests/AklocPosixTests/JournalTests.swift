@@ -13,7 +13,7 @@ private func text(_ records: [[UInt8]]) -> [String] { records.map { String(decod
         try journal.append(Array("one".utf8))
         try journal.append([Array("two".utf8), [], Array("{\"x\":\"é\"}".utf8)])
         try journal.sync()
-        #expect(ScratchFiles.mode(scratch.file("j")) == 0o600)
+        #expect(TestFiles.mode(scratch.file("j")) == 0o600)
         let reopened = try Journal(path: scratch.file("j")).open(limit: 1 << 20)
         #expect(text(reopened.records) == ["one", "two", "", "{\"x\":\"é\"}"])
         #expect(reopened.tornBytes == 0 && reopened.corruptRecords == 0)
@@ -72,7 +72,7 @@ private func text(_ records: [[UInt8]]) -> [String] { records.map { String(decod
         try journal.append(Array("b".utf8))
         #expect(text(try Journal(path: scratch.file("j")).open(limit: 1 << 20).records) == ["a", "b"])
         #expect(
-            ScratchFiles.contents(scratch.file("j")) == Journal.encode(Array("a".utf8))
+            TestFiles.contents(scratch.file("j")) == Journal.encode(Array("a".utf8))
                 + Journal.encode(Array("b".utf8)))
     }
 
@@ -81,7 +81,7 @@ private func text(_ records: [[UInt8]]) -> [String] { records.map { String(decod
         let journal = Journal(path: scratch.file("j"))
         _ = try journal.open(limit: 100)
         #expect(throws: Errno.invalidArgument) { try journal.append([Array("ok".utf8), Array("a\nb".utf8)]) }
-        #expect(ScratchFiles.contents(scratch.file("j")) == [])
+        #expect(TestFiles.contents(scratch.file("j")) == [])
         #expect(throws: Errno.invalidArgument) { try journal.replace(with: [[0x0A]]) }
     }
 
@@ -100,7 +100,7 @@ private func text(_ records: [[UInt8]]) -> [String] { records.map { String(decod
         try journal.append(Array("r100".utf8))
         #expect(text(try Journal(path: scratch.file("j")).open(limit: 1 << 20).records) == ["r99", "r100"])
         #expect(journal.size == Journal.encode(Array("r99".utf8)).count + Journal.encode(Array("r100".utf8)).count)
-        #expect(ScratchFiles.entries(scratch.path) == ["j"])
+        #expect(TestFiles.entries(scratch.path) == ["j"])
     }
 
     /// ENOSPC in the middle of an append: the half-written record is cut off
@@ -114,8 +114,8 @@ private func text(_ records: [[UInt8]]) -> [String] { records.map { String(decod
         try journal.append(Array("before".utf8))
         let big = [UInt8](repeating: 0x62, count: 200 << 10)
         #expect(throws: Errno(rawValue: ENOSPC)) { try journal.append(big) }
-        #expect(text(Journal.decode(ScratchFiles.contents(journal.path) ?? []).records) == ["before"])
-        #expect(Journal.decode(ScratchFiles.contents(journal.path) ?? []).tornBytes == 0)
+        #expect(text(Journal.decode(TestFiles.contents(journal.path) ?? []).records) == ["before"])
+        #expect(Journal.decode(TestFiles.contents(journal.path) ?? []).tornBytes == 0)
         try journal.append(Array("after".utf8))
         try journal.sync()
         #expect(text(try Journal(path: journal.path).open(limit: 1 << 20).records) == ["before", "after"])
