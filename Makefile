@@ -25,10 +25,11 @@ INSTALL_BIN_DIR ?=
 # Every Debian package the project uses: libraries to build against, and the
 # real gpsd, gpsfake, gpspipe and systemd tools the tests drive. The MQTT
 # tests start their own mosquitto brokers (never the packaged service) and
-# make their TLS certificates with openssl.
+# make their TLS certificates with openssl. binutils' readelf checks that
+# aklocd links no Foundation (scripts/check-no-foundation.sh).
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
-                libmosquitto-dev mosquitto mosquitto-clients openssl
+                libmosquitto-dev mosquitto mosquitto-clients openssl binutils
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -58,6 +59,7 @@ lint:
 # The suite also runs systemd/check-units.sh and a `make install` into a
 # temporary DESTDIR (Tests/IntegrationTests/ServiceInstallTests.swift).
 test: build lint fuzz
+	scripts/check-no-foundation.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/aklocd"
 	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) --no-parallel -Xswiftc -warnings-as-errors
 
 # The churn test of `make test` (Tests/IntegrationTests/ChurnTests.swift),
