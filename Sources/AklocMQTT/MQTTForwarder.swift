@@ -50,9 +50,10 @@ public final class MQTTForwarder {
     private var pending: ForwardQueue
     private var client: MosquittoClient?
     // A broker is usually further away and busier than gpsd: start slower, cap at 30 s.
-    private var backoff = Backoff(initial: 0.5, maximum: 30, jitter: 0.25)
+    private var reconnect = Reconnect(backoff: Backoff(initial: 0.5, maximum: 30, jitter: 0.25))
     private var reconnectTimer: DispatchSourceTimer?
-    private var started = false
+    private var started: Bool { reconnect.state != .stopped }
+    private let clock: () -> Instant
     private var connectedOnce = false
     /// Seqs published on some connection and not yet acknowledged: sending one
     /// again counts as a possible duplicate.
@@ -67,8 +68,10 @@ public final class MQTTForwarder {
         settings: MQTTSettings, identity: MQTTSettings.Identity, stateDirectory: String, queue: DispatchQueue,
         version: String, log: @escaping (LogLevel, String) -> Void,
         wallClock: @escaping () -> FixTime,
-        random: @escaping () -> Double = { Double.random(in: 0..<1) }
+        random: @escaping () -> Double = { Double.random(in: 0..<1) },
+        clock: @escaping () -> Instant = { Instant(nanoseconds: PosixClock.monotonic.nanoseconds()) }
     ) {
+        self.clock = clock
         self.settings = settings
         self.identity = identity
         self.queue = queue
@@ -100,8 +103,7 @@ public final class MQTTForwarder {
     /// runs from memory: fixes still flow, they just do not survive a restart.
     public func start() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !started else { return }
-        started = true
+        guard reconnect.start(at: clock()) == .connect else { return }
         do {
             let loaded = try journal.open()
             for warning in loaded.warnings { log(.warning, "\(journal.path): \(warning)") }
@@ -146,7 +148,7 @@ public final class MQTTForwarder {
     public func stop() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard started else { return }
-        started = false
+        reconnect.stop()
         reconnectTimer?.cancel()
         reconnectTimer = nil
         if let client, client.isConnected {
@@ -200,7 +202,7 @@ public final class MQTTForwarder {
     private func clientEvent(_ event: MosquittoClient.Event) {
         switch event {
         case .connected:
-            backoff.reset()
+            _ = reconnect.connected(at: clock())
             lastError = nil
             log(
                 connectedOnce ? .info : .notice,
@@ -226,19 +228,30 @@ public final class MQTTForwarder {
     }
 
     private func retryLater(_ error: MQTTError) {
-        let first = lastError == nil
         lastError = error
-        guard started else { return }
-        let delay = backoff.nextDelay(unitRandom: random())
+        guard case .retry(_, let delay, let first) = reconnect.failed(at: clock(), unitRandom: random()) else {
+            return
+        }
         log(
             first ? .warning : .debug,
             "MQTT: \(error); retrying in \(Int((delay * 1000).rounded())) ms (\(pending.count) queued)")
+        armRetry(after: delay)
+    }
+
+    private func armRetry(after delay: Double) {
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + .nanoseconds(Int((delay * 1e9).rounded())))
         timer.setEventHandler { [weak self] in
             guard let self else { return }
-            self.applyDrops(self.pending.expire(at: self.wallClock()))
-            self.connect()
+            switch self.reconnect.timerFired(at: self.clock()) {
+            case .connect:
+                self.applyDrops(self.pending.expire(at: self.wallClock()))
+                self.connect()
+            case .retry(_, let rest, _):
+                self.armRetry(after: rest)
+            case .none:
+                break
+            }
         }
         reconnectTimer?.cancel()
         reconnectTimer = timer
