@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .executable(name: "aklocd", targets: ["aklocd"]),
         .executable(name: "akloc", targets: ["akloc"]),
+        // The client library with AKLocationManager's API (DESIGN §13, docs/clients.md).
+        .library(name: "AKLocationManager", targets: ["AKLocationManager"]),
     ],
     targets: [
         .systemLibrary(
@@ -48,6 +50,7 @@ let package = Package(
         ),
         .executableTarget(name: "aklocd", dependencies: ["AklocDaemon"]),
         .executableTarget(name: "akloc", dependencies: ["AklocCore", "AklocProtocol"]),
+        .target(name: "AKLocationManager", dependencies: ["AklocCore", "AklocPosix", "AklocProtocol"]),
         .target(
             name: "AklocTestSupport",
             dependencies: ["AklocCore", "AklocProtocol"],
@@ -68,6 +71,8 @@ let package = Package(
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
         .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocTestSupport"]),
+        .testTarget(
+            name: "AKLocationManagerTests", dependencies: ["AKLocationManager", "AklocTestSupport"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["AklocCore", "AklocProtocol", "AklocTestSupport"]

@@ -1,0 +1,129 @@
+import AklocPosix
+import AklocProtocol
+import Dispatch
+import Glibc
+
+/// One connection to aklocd, driven by dispatch sources on the manager's
+/// queue: reads are framed into lines, writes that do not fit the socket are
+/// kept in order and finished when it drains. Every call and every callback
+/// happens on `queue`.
+final class DaemonSocket {
+    /// Lines from the daemon are short (a status is about 1 KiB); this only
+    /// bounds memory against a daemon gone wrong.
+    static let maxLineLength = 1 << 20
+
+    private let fd: Int32
+    private let queue: DispatchQueue
+    private let readSource: DispatchSourceRead
+    private var writeSource: DispatchSourceWrite?
+    private var framer = LineFramer(maxLineLength: DaemonSocket.maxLineLength)
+    private var outbound: [UInt8] = []
+    private var closed = false
+    /// Reports lines, end of file and failures as the core's inputs.
+    private let onInput: (ManagerCore.Input) -> Void
+
+    init(path: String, queue: DispatchQueue, onInput: @escaping (ManagerCore.Input) -> Void) throws(Errno) {
+        fd = try UnixClientSocket.connect(path: path)
+        self.queue = queue
+        self.onInput = onInput
+        readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        let descriptor = fd
+        // The descriptor is closed only once the source is cancelled, so it
+        // can never be reused under a live source.
+        readSource.setCancelHandler { Syscall.close(descriptor) }
+        readSource.setEventHandler { [weak self] in self?.readAvailable() }
+        readSource.activate()
+    }
+
+    deinit { close() }
+
+    func send(_ bytes: [UInt8]) {
+        guard !closed else { return }
+        if outbound.isEmpty {
+            let written: Int
+            switch sendNow(bytes) {
+            case .success(let count): written = count
+            case .failure(let error):
+                fail(error)
+                return
+            }
+            if written == bytes.count { return }
+            outbound.append(contentsOf: bytes[written...])
+        } else {
+            outbound.append(contentsOf: bytes)
+        }
+        if writeSource == nil {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [weak self] in self?.flush() }
+            writeSource = source
+            source.activate()
+        }
+    }
+
+    /// Stops both sources; the read source's cancel handler closes the fd. Idempotent.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        writeSource?.cancel()
+        writeSource = nil
+        readSource.cancel()
+    }
+
+    private func flush() {
+        guard !closed else { return }
+        switch sendNow(outbound) {
+        case .success(let written): outbound.removeFirst(written)
+        case .failure(let error):
+            fail(error)
+            return
+        }
+        if outbound.isEmpty {
+            writeSource?.cancel()
+            writeSource = nil
+        }
+    }
+
+    private func sendNow(_ bytes: [UInt8]) -> Result<Int, Errno> {
+        bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try UnixClientSocket.send(fd, buffer) } }
+    }
+
+    private func readAvailable() {
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while !closed {
+            let received: UnixClientSocket.Received
+            switch buffer.withUnsafeMutableBytes({ raw in
+                Result { () throws(Errno) in try UnixClientSocket.receive(fd, into: raw) }
+            }) {
+            case .success(let value): received = value
+            case .failure(let error):
+                fail(error)
+                return
+            }
+            switch received {
+            case .wouldBlock:
+                return
+            case .endOfFile:
+                let pending = framer.pendingByteCount
+                close()
+                onInput(.closed(pendingBytes: pending))
+                return
+            case .bytes(let count):
+                buffer.withUnsafeBytes { framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                while !closed, let frame = framer.next() {
+                    switch frame {
+                    case .line(let line):
+                        onInput(.line(line))
+                    case .lineTooLong:
+                        close()
+                        onInput(.lineTooLong(framer.maxLineLength))
+                    }
+                }
+            }
+        }
+    }
+
+    private func fail(_ error: Errno) {
+        close()
+        onInput(error.rawValue == EPIPE ? .closed(pendingBytes: 0) : .ioFailed(error.description))
+    }
+}
