@@ -130,6 +130,12 @@ public final class AKLocationManager: @unchecked Sendable {
 
     // MARK: - Updates
 
+    /// Connects to aklocd now rather than at the first request (the delegate
+    /// then hears `didChangeConnectionState`, and `didGetError` if it is not there).
+    public func connect() {
+        run(.connect)
+    }
+
     /// Requests permission to use location services (default `.whenInUse`).
     public func requestForUpdatingLocation(_ requestType: AKLocationManagerRequestType = .whenInUse) {
         run(.requestAuthorization(requestType))

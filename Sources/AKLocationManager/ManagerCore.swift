@@ -15,6 +15,8 @@ struct ManagerCore {
     }
 
     enum Input {
+        /// Connect now (a no-op while connected or waiting to reconnect).
+        case connect
         case startUpdating
         case stopUpdating
         case requestAuthorization(AKLocationManagerRequestType)
@@ -102,6 +104,8 @@ struct ManagerCore {
     mutating func handle(_ input: Input, at now: Instant, unitRandom: Double = 0) -> [Action] {
         var actions: [Action] = []
         switch input {
+        case .connect:
+            ensureOpen(&actions)
         case .startUpdating:
             updating = true
             updatingAccepted = false
