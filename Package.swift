@@ -51,6 +51,8 @@ let package = Package(
         .executableTarget(name: "aklocd", dependencies: ["AklocDaemon"]),
         .executableTarget(name: "akloc", dependencies: ["AklocCore", "AklocProtocol"]),
         .target(name: "AKLocationManager", dependencies: ["AklocCore", "AklocPosix", "AklocProtocol"]),
+        .executableTarget(
+            name: "where-am-i-swift", dependencies: ["AKLocationManager"], path: "Examples/where-am-i-swift"),
         .target(
             name: "AklocTestSupport",
             dependencies: ["AklocCore", "AklocProtocol"],
