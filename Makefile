@@ -28,11 +28,12 @@ INSTALL_BIN_DIR ?=
 # make their TLS certificates with openssl.
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
-                libmosquitto-dev mosquitto mosquitto-clients openssl
+                libmosquitto-dev mosquitto mosquitto-clients openssl \
+                python3 python3-venv
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test lint fuzz demo bench bench-quick install uninstall clean
+.PHONY: all deps build test test-python lint fuzz demo bench bench-quick install uninstall clean
 
 all: build
 
@@ -59,6 +60,19 @@ lint:
 # temporary DESTDIR (Tests/IntegrationTests/ServiceInstallTests.swift).
 test: build lint fuzz
 	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) --no-parallel -Xswiftc -warnings-as-errors
+	$(MAKE) test-python
+
+# The Python client (clients/python, docs/clients.md): installed into a fresh
+# virtual environment (pip only there, from PyPI), so a file missing from the
+# package fails; then its tests against a fake daemon and the aklocd built above.
+PYTHON  ?= /usr/bin/python3
+PY_VENV ?= .build/python-venv
+test-python: build
+	rm -rf $(PY_VENV) clients/python/build clients/python/src/akloc.egg-info
+	$(PYTHON) -m venv $(PY_VENV)
+	$(PY_VENV)/bin/pip install -q ./clients/python pytest
+	cd clients/python && AKLOC_REQUIRE_TOOLS=1 AKLOC_EXPECT_INSTALLED=1 AKLOC_BIN_DIR="$(BIN_DIR)" \
+	    $(abspath $(PY_VENV))/bin/python -m pytest -q -p no:cacheprovider tests
 
 # libFuzzer over the request decoder and line framer, a fixed number of runs
 # so CI stays bounded; fails on any crash, leak or broken round trip.

@@ -137,6 +137,9 @@ class Client:
             self._writer.write(line)
             await self._writer.drain()
         except OSError as error:
+            # The reader task sees the end of the connection and says why.
+            if self._task is not None:
+                await asyncio.wait([self._task], timeout=1.0)
             self._fail(ConnectionLost(f"writing to aklocd at {self.path}: {error.strerror or error}"))
         wait = self.timeout if reply_timeout is None else reply_timeout
         try:

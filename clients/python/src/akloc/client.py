@@ -104,6 +104,15 @@ class Client:
         try:
             self._sock.sendall(line)
         except OSError as error:
+            # The daemon closed: what it sent before says why (a line cut
+            # off, or a plain close), so read that out rather than report EPIPE.
+            for _ in range(64):
+                if self._sock is None:
+                    break
+                try:
+                    self._events.extend(m for m in self._read(1.0) if isinstance(m, Event))
+                except AklocError as reason:
+                    raise reason from None
             self.close()
             raise ConnectionLost(f"writing to aklocd at {self.path}: {error.strerror or error}") from None
         return request_id
