@@ -19,6 +19,8 @@ final class DaemonSocket {
     private var framer = LineFramer(maxLineLength: DaemonSocket.maxLineLength)
     private var outbound: [UInt8] = []
     private var closed = false
+    /// A write found the daemon gone; reads go on until the end of file.
+    private var peerClosed = false
     /// Reports lines, end of file and failures as the core's inputs.
     private let onInput: (ManagerCore.Input) -> Void
 
@@ -38,7 +40,7 @@ final class DaemonSocket {
     deinit { close() }
 
     func send(_ bytes: [UInt8]) {
-        guard !closed else { return }
+        guard !closed, !peerClosed else { return }
         if outbound.isEmpty {
             let written: Int
             switch sendNow(bytes) {
@@ -70,7 +72,7 @@ final class DaemonSocket {
     }
 
     private func flush() {
-        guard !closed else { return }
+        guard !closed, !peerClosed else { return }
         switch sendNow(outbound) {
         case .success(let written): outbound.removeFirst(written)
         case .failure(let error):
@@ -123,7 +125,17 @@ final class DaemonSocket {
     }
 
     private func fail(_ error: Errno) {
+        if error.rawValue == EPIPE || error.rawValue == ECONNRESET {
+            // The daemon closed. Writing stops; the read side still delivers
+            // what it sent before and then the end of file, which says how
+            // it ended (cleanly, or in the middle of a line).
+            peerClosed = true
+            outbound = []
+            writeSource?.cancel()
+            writeSource = nil
+            return
+        }
         close()
-        onInput(error.rawValue == EPIPE ? .closed(pendingBytes: 0) : .ioFailed(error.description))
+        onInput(.ioFailed(error.description))
     }
 }
