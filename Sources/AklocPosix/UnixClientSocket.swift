@@ -13,9 +13,11 @@ public enum UnixClientSocket {
         case endOfFile
     }
 
-    /// A close-on-exec, non-blocking stream socket connected to `path`.
-    /// A path that does not fit `sun_path` fails with `ENAMETOOLONG`.
-    public static func connect(path: String) throws(Errno) -> Int32 {
+    /// A close-on-exec stream socket connected to `path`, non-blocking
+    /// unless asked otherwise (a blocking caller such as the CLI bounds its
+    /// reads with SO_RCVTIMEO). A path that does not fit `sun_path` fails
+    /// with `ENAMETOOLONG`; a missing daemon with `ENOENT` or `ECONNREFUSED`.
+    public static func connect(path: String, nonBlocking: Bool = true) throws(Errno) -> Int32 {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -36,8 +38,10 @@ public enum UnixClientSocket {
                     }
                 }
             }
-            let flags = try Syscall.retryingOnEINTR { fcntl(fd, F_GETFL) }
-            try Syscall.retryingOnEINTR { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+            if nonBlocking {
+                let flags = try Syscall.retryingOnEINTR { fcntl(fd, F_GETFL) }
+                try Syscall.retryingOnEINTR { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+            }
         } catch {
             Syscall.close(fd)
             throw error
