@@ -10,7 +10,7 @@ import unittest
 
 import akloc
 import akloc.aio
-from live import REPOSITORY, Replay, require_tools
+from live import REPOSITORY, Replay, _which, require_tools
 
 # humminbird-M37: a powerboat at 2-3 m/s near 44.435 N, 71.676 W, about one fix a second at 0.2 s per sentence.
 BOAT = "humminbird-M37"
@@ -138,6 +138,59 @@ class LiveDaemonTests(unittest.TestCase):
                         replay.restart_daemon()
                         restarted = True
             self.assertIn("closed the connection", raised.exception.message)
+
+    def test_authorization_as_a_user_without_a_rule(self) -> None:
+        """A real user (made with useradd, removed after): notDetermined, so
+        watch fails with NotAuthorized until it asks; then the daemon's
+        default answers with the notifications of docs/protocol.md §6."""
+        if os.geteuid() != 0 or _which("useradd") is None or _which("setpriv") is None:
+            message = "needs root with useradd and setpriv"
+            if os.environ.get("AKLOC_REQUIRE_TOOLS") == "1":
+                self.fail(message)
+            self.skipTest(message)
+        replay = self.replay()
+        name = f"akpy-{os.getpid() % 100000}"
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True)
+        self.addCleanup(subprocess.run, ["userdel", name], check=False)
+        uid = int(subprocess.run(["id", "-u", name], capture_output=True, text=True, check=True).stdout)
+        gid = int(subprocess.run(["id", "-g", name], capture_output=True, text=True, check=True).stdout)
+        script = """
+import akloc
+with akloc.Client(timeout=10) as client:
+    print("hello", client.authorization_status)
+    try:
+        next(client.watch(min_interval=1))
+    except akloc.NotAuthorized as error:
+        print("refused", error.code)
+    print("granted", client.request_authorization("whenInUse"))
+    for event in client.events(timeout=10):
+        if event.name == "didGetNotification":
+            print("notification", event.notification)
+        if event.notification == "authorizedWhenInUse":
+            break
+    location = next(client.watch(min_interval=1, timeout=30))
+    print("location", round(location.latitude, 3))
+"""
+        run = subprocess.run(
+            ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", sys.executable, "-c", script],
+            env=dict(os.environ, AKLOC_SOCKET=replay.socket),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(
+            run.stdout.splitlines(),
+            [
+                "hello notDetermined",
+                "refused notAuthorized",
+                "granted authorizedWhenInUse",
+                "notification locationManagerNotAuthorized",
+                "notification userAuthorizedWhenInUse",
+                "notification authorizedWhenInUse",
+                "location 44.435",
+            ],
+        )
 
     def test_the_examples_in_docs_clients_md_run(self) -> None:
         replay = self.replay()
