@@ -181,6 +181,20 @@ struct LiveManagerTests {
         #expect(lines.last?.hasPrefix("update 44.4") == true, "\(lines)")
     }
 
+    @Test func theExamplesAsyncModesPrintLocations() throws {
+        guard Self.toolsPresent() else { return }
+        let replay = try Replay(log: "humminbird-M37", cycle: 0.2)
+        let example = Binaries.directory.appendingPathComponent("where-am-i-swift").path
+        for (arguments, prefix, count) in [(["--once"], "here 44.4", 1), (["--events", "2"], "event 44.4", 2)] {
+            let process = try TestProcess(
+                example, arguments, environment: ["AKLOC_SOCKET": replay.daemon.socketPath])
+            defer { process.kill() }
+            let status = process.waitForExit(timeout: 60)
+            let lines = process.stdout().split(separator: "\n").filter { $0.hasPrefix(prefix) }
+            #expect(status == 0 && lines.count == count, "\(arguments): \(process.stdout()) \(process.stderr())")
+        }
+    }
+
     /// Events from `stream` up to and including the first that matches (bounded).
     static func collect(
         _ stream: AsyncStream<AKLocationManagerEvent>, timeout: Double = 30,
