@@ -64,13 +64,15 @@ test: build lint fuzz
 
 # The Python client (clients/python, docs/clients.md): installed into a fresh
 # virtual environment (pip only there, from PyPI), so a file missing from the
-# package fails; then its tests against a fake daemon and the aklocd built above.
+# package fails; mypy --strict checks the types it ships (py.typed); then its
+# tests against a fake daemon and the aklocd built above.
 PYTHON  ?= /usr/bin/python3
 PY_VENV ?= .build/python-venv
 test-python: build
 	rm -rf $(PY_VENV) clients/python/build clients/python/src/akloc.egg-info
 	$(PYTHON) -m venv $(PY_VENV)
-	$(PY_VENV)/bin/pip install -q ./clients/python pytest
+	$(PY_VENV)/bin/pip install -q ./clients/python pytest mypy
+	$(PY_VENV)/bin/mypy --strict --cache-dir $(PY_VENV)/mypy-cache clients/python/src/akloc
 	cd clients/python && AKLOC_REQUIRE_TOOLS=1 AKLOC_EXPECT_INSTALLED=1 AKLOC_BIN_DIR="$(BIN_DIR)" \
 	    $(abspath $(PY_VENV))/bin/python -m pytest -q -p no:cacheprovider tests
 

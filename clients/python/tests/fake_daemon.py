@@ -19,6 +19,10 @@ def reply(request: dict, result: object = None) -> bytes:
     return json.dumps({"id": request.get("id"), "ok": True, "result": result}).encode() + b"\n"
 
 
+def event_line(event: dict) -> bytes:
+    return json.dumps(event).encode() + b"\n"
+
+
 def error(request: dict, code: str, message: str) -> bytes:
     body = {"id": request.get("id"), "ok": False, "error": {"code": code, "message": message}}
     return json.dumps(body).encode() + b"\n"

@@ -7,9 +7,15 @@ import unittest
 
 import akloc
 import akloc.aio
-from fake_daemon import HELLO, FakeDaemon, error, reply
+from fake_daemon import HELLO, FakeDaemon, error, event_line, reply
 
-FIX = {"latitude": 52.85, "longitude": 5.31, "speed": 2.6, "mode": "3d", "timestamp": "2018-08-20T09:47:42.000Z"}
+FIX = {
+    "latitude": 52.85,
+    "longitude": 5.31,
+    "speed": 2.6,
+    "mode": "3d",
+    "timestamp": "2018-08-20T09:47:42.000Z",
+}
 
 
 class RequestShapeTests(unittest.TestCase):
@@ -30,7 +36,8 @@ class RequestShapeTests(unittest.TestCase):
                 self.assertEqual(client.authorization_status, "authorizedAlways")
                 self.assertEqual(client.reverse_geocode(), {"name": "Enkhuizen"})
                 client.reverse_geocode(52.7, 5.3)
-                self.assertEqual(client.search_places("amst", near=(52.4, 4.9), within=5000, limit=3), [{"name": "Amsterdam"}])
+                found = client.search_places("amst", near=(52.4, 4.9), within=5000, limit=3)
+                self.assertEqual(found, [{"name": "Amsterdam"}])
                 self.assertEqual(client.countries(phone_code="+31", locale="nl"), [{"code": "NL"}])
                 client.countries(code="nld")
                 client.countries(query="nether")
@@ -91,7 +98,7 @@ class RequestShapeTests(unittest.TestCase):
                 {"event": "didGetNotification", "notification": "sourceConnected"},
                 {"event": "didUpdateLocation", "location": dict(FIX, latitude=52.86), "afterTimeInterval": 5.2},
             ]
-            return reply(request) + b"".join(akloc_line(event) for event in events)
+            return reply(request) + b"".join(event_line(event) for event in events)
 
         with FakeDaemon(handler) as fake:
             with akloc.Client(socket=fake.path, timeout=5) as client:
@@ -103,7 +110,8 @@ class RequestShapeTests(unittest.TestCase):
             fake.requests[0]["policy"],
             {"updateSpeed": 1.5, "minInterval": 1, "maxInterval": 60, "distanceFilter": 10, "desiredAccuracy": 25},
         )
-        self.assertEqual([request["op"] for request in fake.requests], ["startUpdatingLocation", "stopUpdatingLocation"])
+        ops = [request["op"] for request in fake.requests]
+        self.assertEqual(ops, ["startUpdatingLocation", "stopUpdatingLocation"])
 
     def test_countries_takes_one_selector(self) -> None:
         with FakeDaemon() as fake, akloc.Client(socket=fake.path, timeout=5) as client:
@@ -129,17 +137,19 @@ class RequestShapeTests(unittest.TestCase):
                     self.assertEqual(raised.exception.message, "said the fake")
                     self.assertIsInstance(raised.exception, akloc.AklocError)
 
+    def test_a_malformed_result_is_a_protocol_violation(self) -> None:
+        results = {"places": {"places": "home"}, "countries": [], "status": None, "searchPlaces": {"places": [{}]}}
+        with FakeDaemon(lambda request: reply(request, results[request["op"]])) as fake:
+            with akloc.Client(socket=fake.path, timeout=5) as client:
+                for call in (client.places, client.countries, client.status, lambda: client.search_places("x")):
+                    with self.assertRaises(akloc.ProtocolViolation):
+                        call()
+
     def test_nan_is_refused_before_sending(self) -> None:
         with FakeDaemon() as fake, akloc.Client(socket=fake.path, timeout=5) as client:
             with self.assertRaises(akloc.AklocError):
                 client.reverse_geocode(float("nan"), 5.0)
         self.assertEqual(fake.requests, [])
-
-
-def akloc_line(obj: dict) -> bytes:
-    import json
-
-    return json.dumps(obj).encode() + b"\n"
 
 
 class BadInputTests(unittest.TestCase):
@@ -211,7 +221,8 @@ class AsyncShapeTests(unittest.TestCase):
     def test_async_calls_send_the_same_requests(self) -> None:
         def handler(request: dict) -> bytes:
             if request["op"] == "startUpdatingLocation":
-                return reply(request) + akloc_line({"event": "didUpdateLocation", "location": FIX, "afterTimeInterval": 1.0})
+                update = {"event": "didUpdateLocation", "location": FIX, "afterTimeInterval": 1.0}
+                return reply(request) + event_line(update)
             if request["op"] == "countries":
                 return reply(request, {"countries": [{"code": "GB"}]})
             return reply(request)

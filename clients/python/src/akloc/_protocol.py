@@ -78,10 +78,10 @@ def decode_line(line: bytes) -> Message:
         raise ProtocolViolation('a message needs "event" or a boolean "ok"')
     if ok:
         return Reply(obj.get("id"), True, obj.get("result"))
-    error = obj.get("error")
-    if not isinstance(error, dict):
+    failure = obj.get("error")
+    if not isinstance(failure, dict):
         raise ProtocolViolation('an error reply needs an "error" object')
-    return Reply(obj.get("id"), False, None, str(error.get("code", "unknown")), str(error.get("message", "")))
+    return Reply(obj.get("id"), False, None, str(failure.get("code", "unknown")), str(failure.get("message", "")))
 
 
 class Session:
@@ -182,6 +182,30 @@ def coordinate(latitude: Optional[float], longitude: Optional[float]) -> Optiona
     if latitude is None or longitude is None:
         raise ValueError("give both latitude and longitude, or neither")
     return {"latitude": latitude, "longitude": longitude}
+
+
+def as_object(result: Any, op: str) -> Dict[str, Any]:
+    """A result that must be an object; anything else is not the protocol."""
+    if not isinstance(result, dict):
+        raise ProtocolViolation(f"{op} was answered with {type(result).__name__}, not an object")
+    return result
+
+
+def member_object(result: Any, key: str, op: str) -> Dict[str, Any]:
+    return as_object(as_object(result, op).get(key), f"{op}'s {key!r}")
+
+
+def member_list(result: Any, key: str, op: str) -> List[Dict[str, Any]]:
+    value = as_object(result, op).get(key)
+    if not isinstance(value, list):
+        raise ProtocolViolation(f"{op}'s {key!r} is not a list")
+    return [as_object(item, f"{op}'s {key!r}") for item in value]
+
+
+def placemarks(result: Any) -> List[Dict[str, Any]]:
+    """``searchPlaces``' ``{"places":[{"placemark":…}]}`` as the placemarks."""
+    entries = member_list(result, "places", "searchPlaces")
+    return [member_object(entry, "placemark", "searchPlaces") for entry in entries]
 
 
 def change_of(event: Event) -> Change:

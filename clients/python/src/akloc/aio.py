@@ -156,7 +156,7 @@ class Client:
         return value
 
     async def status(self) -> Dict[str, Any]:
-        return await self.request("status")
+        return wire.as_object(await self.request("status"), "status")
 
     async def request_location(self, timeout: float = 10.0) -> Location:
         return Location.from_json(await self.request("requestLocation", reply_timeout=timeout + 5, timeout=timeout))
@@ -240,7 +240,8 @@ class Client:
     async def reverse_geocode(
         self, latitude: Optional[float] = None, longitude: Optional[float] = None
     ) -> Dict[str, Any]:
-        return (await self.request("reverseGeocode", **wire.reverse_geocode_args(latitude, longitude)))["placemark"]
+        result = await self.request("reverseGeocode", **wire.reverse_geocode_args(latitude, longitude))
+        return wire.member_object(result, "placemark", "reverseGeocode")
 
     async def search_places(
         self,
@@ -250,7 +251,7 @@ class Client:
         limit: Optional[int] = None,
     ) -> List[Dict[str, Any]]:
         result = await self.request("searchPlaces", **wire.search_places_args(query, near, within, limit))
-        return [entry["placemark"] for entry in result["places"]]
+        return wire.placemarks(result)
 
     async def countries(
         self,
@@ -259,7 +260,8 @@ class Client:
         query: Optional[str] = None,
         locale: Optional[str] = None,
     ) -> List[Dict[str, Any]]:
-        return (await self.request("countries", **wire.countries_args(code, phone_code, query, locale)))["countries"]
+        result = await self.request("countries", **wire.countries_args(code, phone_code, query, locale))
+        return wire.member_list(result, "countries", "countries")
 
     async def save_place(
         self,
@@ -271,10 +273,10 @@ class Client:
         shared: Optional[bool] = None,
     ) -> Dict[str, Any]:
         arguments = wire.save_place_args(name, latitude, longitude, radius, note, shared)
-        return (await self.request("savePlace", **arguments))["place"]
+        return wire.member_object(await self.request("savePlace", **arguments), "place", "savePlace")
 
     async def places(self) -> List[Dict[str, Any]]:
-        return (await self.request("places"))["places"]
+        return wire.member_list(await self.request("places"), "places", "places")
 
     async def delete_place(self, name: str) -> None:
         await self.request("deletePlace", name=name)

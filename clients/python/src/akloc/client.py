@@ -88,9 +88,9 @@ class Client:
             self.close()
             raise ConnectionLost(f"reading from aklocd at {self.path}: {error.strerror or error}") from None
         if not data:
-            error = self._session.closed(self.path)
+            ended = self._session.closed(self.path)
             self.close()
-            raise error
+            raise ended
         try:
             return self._session.receive(data)
         except AklocError:
@@ -150,7 +150,7 @@ class Client:
 
     def status(self) -> Dict[str, Any]:
         """The daemon's status object (docs/protocol.md §7)."""
-        return self.request("status")
+        return wire.as_object(self.request("status"), "status")
 
     def request_location(self, timeout: float = 10.0) -> Location:
         """One fresh location, forced past the throttle; raises Timeout when
@@ -204,7 +204,7 @@ class Client:
         waited for (backoff 0.25 s doubling to 5 s) and updates start again;
         without it ConnectionLost ends the loop. Updates stop when the
         generator is closed."""
-        arguments = {
+        arguments: Dict[str, Any] = {
             "policy": wire.policy(min_interval, max_interval, speed, distance, accuracy),
             "everyEpoch": True if every_epoch else None,
         }
@@ -274,7 +274,8 @@ class Client:
 
     def reverse_geocode(self, latitude: Optional[float] = None, longitude: Optional[float] = None) -> Dict[str, Any]:
         """The placemark of a coordinate, or of the current fix when none is given."""
-        return self.request("reverseGeocode", **wire.reverse_geocode_args(latitude, longitude))["placemark"]
+        result = self.request("reverseGeocode", **wire.reverse_geocode_args(latitude, longitude))
+        return wire.member_object(result, "placemark", "reverseGeocode")
 
     def search_places(
         self,
@@ -285,7 +286,7 @@ class Client:
     ) -> List[Dict[str, Any]]:
         """Places whose name starts a word with ``query``, best first."""
         result = self.request("searchPlaces", **wire.search_places_args(query, near, within, limit))
-        return [entry["placemark"] for entry in result["places"]]
+        return wire.placemarks(result)
 
     def countries(
         self,
@@ -295,7 +296,8 @@ class Client:
         locale: Optional[str] = None,
     ) -> List[Dict[str, Any]]:
         """Every country matching one of ``code``, ``phone_code`` or ``query``."""
-        return self.request("countries", **wire.countries_args(code, phone_code, query, locale))["countries"]
+        result = self.request("countries", **wire.countries_args(code, phone_code, query, locale))
+        return wire.member_list(result, "countries", "countries")
 
     def save_place(
         self,
@@ -308,11 +310,11 @@ class Client:
     ) -> Dict[str, Any]:
         """Saves (or replaces) a place; at the current fix when no coordinate is given."""
         arguments = wire.save_place_args(name, latitude, longitude, radius, note, shared)
-        return self.request("savePlace", **arguments)["place"]
+        return wire.member_object(self.request("savePlace", **arguments), "place", "savePlace")
 
     def places(self) -> List[Dict[str, Any]]:
         """The caller's saved places and the shared ones."""
-        return self.request("places")["places"]
+        return wire.member_list(self.request("places"), "places", "places")
 
     def delete_place(self, name: str) -> None:
         """Deletes a saved place; NotFound when there is none of that name."""
