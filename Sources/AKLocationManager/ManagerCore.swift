@@ -107,9 +107,11 @@ struct ManagerCore {
         case .connect:
             ensureOpen(&actions)
         case .startUpdating:
+            // A second start only replaces the policy: the daemon runs no
+            // new first-fix loop for it, so neither does the manager.
+            if !updating { beginFirstFix(at: now, &actions) }
             updating = true
             updatingAccepted = false
-            beginFirstFix(at: now, &actions)
             ensureOpen(&actions)
             if link == .connected { sendStart(&actions) }
         case .stopUpdating:

@@ -119,6 +119,18 @@ import Testing
         #expect(harness.core.myLocation?.latitude == 52.85)
     }
 
+    @Test func aSecondStartKeepsTheFirstFixLoopItHas() {
+        var harness = Harness()
+        harness.feed(.startUpdating)
+        harness.connect()
+        harness.line(#"{"event":"didGetFirstLocation","location":\#(ManagerCoreTests.fix)}"#)
+        harness.now = .seconds(10)
+        harness.feed(.startUpdating)
+        #expect(harness.sent().last?["op"] == "startUpdatingLocation")
+        harness.advance(to: .seconds(60))
+        #expect(harness.errors.isEmpty, "no error for a loop the daemon does not run again")
+    }
+
     @Test func aFirstLocationInTimeStopsTheAttempts() {
         var harness = Harness()
         harness.feed(.startUpdating)
