@@ -1,3 +1,4 @@
+import AklocJSON
 import AklocProtocol
 
 /// Everything the manager reports, as one value: what the delegate and the

@@ -12,10 +12,11 @@ final class DaemonSocket {
     /// bounds memory against a daemon gone wrong.
     static let maxLineLength = 1 << 20
 
-    private let fd: Int32
+    /// Closed only once both sources are gone (FileDescriptor, issue 18).
+    private let descriptor: FileDescriptor
+    private var fd: Int32 { descriptor.rawValue }
     private let queue: DispatchQueue
-    private let readSource: DispatchSourceRead
-    private var writeSource: DispatchSourceWrite?
+    private var writeWatch: FileDescriptor.Watch?
     private var framer = LineFramer(maxLineLength: DaemonSocket.maxLineLength)
     private var outbound: [UInt8] = []
     private var closed = false
@@ -25,16 +26,10 @@ final class DaemonSocket {
     private let onInput: (ManagerCore.Input) -> Void
 
     init(path: String, queue: DispatchQueue, onInput: @escaping (ManagerCore.Input) -> Void) throws(Errno) {
-        fd = try UnixClientSocket.connect(path: path)
+        descriptor = try UnixClientSocket.connect(path: path)
         self.queue = queue
         self.onInput = onInput
-        readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        let descriptor = fd
-        // The descriptor is closed only once the source is cancelled, so it
-        // can never be reused under a live source.
-        readSource.setCancelHandler { Syscall.close(descriptor) }
-        readSource.setEventHandler { [weak self] in self?.readAvailable() }
-        readSource.activate()
+        _ = descriptor.watch(.readable, on: queue) { [weak self] in self?.readAvailable() }
     }
 
     deinit { close() }
@@ -54,21 +49,17 @@ final class DaemonSocket {
         } else {
             outbound.append(contentsOf: bytes)
         }
-        if writeSource == nil {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self] in self?.flush() }
-            writeSource = source
-            source.activate()
+        if writeWatch == nil {
+            writeWatch = descriptor.watch(.writable, on: queue) { [weak self] in self?.flush() }
         }
     }
 
-    /// Stops both sources; the read source's cancel handler closes the fd. Idempotent.
+    /// Cancels both sources; the descriptor closes once they are gone. Idempotent.
     func close() {
         guard !closed else { return }
         closed = true
-        writeSource?.cancel()
-        writeSource = nil
-        readSource.cancel()
+        writeWatch = nil
+        descriptor.close()
     }
 
     private func flush() {
@@ -80,8 +71,8 @@ final class DaemonSocket {
             return
         }
         if outbound.isEmpty {
-            writeSource?.cancel()
-            writeSource = nil
+            writeWatch?.cancel()
+            writeWatch = nil
         }
     }
 
@@ -131,8 +122,8 @@ final class DaemonSocket {
             // it ended (cleanly, or in the middle of a line).
             peerClosed = true
             outbound = []
-            writeSource?.cancel()
-            writeSource = nil
+            writeWatch?.cancel()
+            writeWatch = nil
             return
         }
         close()

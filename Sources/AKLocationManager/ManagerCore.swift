@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 import AklocProtocol
 
 /// Everything `AKLocationManager` decides, with no I/O (DESIGN §1): the link

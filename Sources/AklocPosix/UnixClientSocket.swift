@@ -2,8 +2,7 @@ import Glibc
 
 /// The client end of a Unix stream socket: connect, and non-blocking
 /// receive and send, each through `Syscall.retryingOnEINTR`. The client
-/// library (AKLocationManager) uses it; the descriptor is the caller's to close
-/// with `Syscall.close`.
+/// library (AKLocationManager) uses it.
 public enum UnixClientSocket {
     /// What a non-blocking receive got.
     public enum Received: Hashable, Sendable {
@@ -17,7 +16,7 @@ public enum UnixClientSocket {
     /// unless asked otherwise (a blocking caller such as the CLI bounds its
     /// reads with SO_RCVTIMEO). A path that does not fit `sun_path` fails
     /// with `ENAMETOOLONG`; a missing daemon with `ENOENT` or `ECONNREFUSED`.
-    public static func connect(path: String, nonBlocking: Bool = true) throws(Errno) -> Int32 {
+    public static func connect(path: String, nonBlocking: Bool = true) throws(Errno) -> FileDescriptor {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -46,7 +45,7 @@ public enum UnixClientSocket {
             Syscall.close(fd)
             throw error
         }
-        return fd
+        return FileDescriptor(adopting: fd)
     }
 
     /// Reads what is there now into `buffer`.

@@ -30,8 +30,9 @@ import Testing
         }
         #expect(bound == 0 && listen(listener, 1) == 0)
 
-        let fd = try UnixClientSocket.connect(path: path)
-        defer { Syscall.close(fd) }
+        let descriptor = try UnixClientSocket.connect(path: path)
+        defer { descriptor.close() }
+        let fd = descriptor.rawValue
         #expect(fcntl(fd, F_GETFL) & O_NONBLOCK != 0)
         #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0)
         let peer = accept(listener, nil, nil)
@@ -56,7 +57,7 @@ import Testing
         }
 
         let blocking = try UnixClientSocket.connect(path: path, nonBlocking: false)
-        defer { Syscall.close(blocking) }
-        #expect(fcntl(blocking, F_GETFL) & O_NONBLOCK == 0)
+        defer { blocking.close() }
+        #expect(fcntl(blocking.rawValue, F_GETFL) & O_NONBLOCK == 0)
     }
 }
