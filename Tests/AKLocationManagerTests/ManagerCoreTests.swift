@@ -323,6 +323,37 @@ import Testing
         #expect(requests.last?["keyPath"] == "myLocation.speed")
     }
 
+    @Test func everyEpochIsAskedForWhenSet() {
+        var harness = Harness()
+        var settings = harness.core.settings
+        settings.everyEpoch = true
+        harness.feed(.settingsChanged(settings))
+        harness.feed(.startUpdating)
+        harness.connect()
+        #expect(harness.sent().first?["everyEpoch"] == .bool(true))
+        harness.line(#"{"event":"didUpdateLocation","location":\#(ManagerCoreTests.fix)}"#)
+        #expect(harness.events.contains(.didUpdateLocation(harness.core.myLocation!, afterTimeInterval: nil)))
+    }
+
+    @Test func unobserveEndsTheObservationOnTheWireAndLocally() {
+        var harness = Harness()
+        harness.feed(.observe(KeyPath(.state)))
+        harness.connect()
+        _ = harness.sent()
+        harness.feed(.unobserve(KeyPath(.state)))
+        let requests = harness.sent()
+        #expect(requests.map { $0["op"] } == ["unobserve"])
+        #expect(requests.first?["keyPath"] == "state")
+        harness.clear()
+        harness.line(#"{"event":"change","keyPath":"state","new":"paused"}"#)
+        #expect(harness.events.isEmpty)
+        // Not observed any more: a reconnect does not observe it again.
+        harness.feed(.closed(pendingBytes: 0))
+        harness.advance(to: .seconds(1))
+        harness.connect()
+        #expect(!harness.sent().contains { $0["op"] == "observe" })
+    }
+
     @Test func afterStopNoMoreUpdatesAreDelivered() {
         var harness = Harness()
         harness.feed(.startUpdating)
