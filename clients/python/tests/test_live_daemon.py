@@ -72,9 +72,34 @@ class LiveDaemonTests(unittest.TestCase):
                         break
         self.assertTrue(all(2 <= interval < 3.5 for interval in intervals), intervals)
 
+    def test_the_first_location_error_without_a_fix(self) -> None:
+        # A SiRF receiver that never gets a fix: after its attempts the daemon says so, and goes on.
+        replay = self.replay(log="bu303-nofix", cycle=0.1)
+        with akloc.Client(socket=replay.socket, timeout=10) as client:
+            client.request("startUpdatingLocation")
+            started = time.monotonic()
+            for event in client.events(timeout=15):
+                self.assertNotIn(event.name, ("didGetFirstLocation", "didUpdateLocation"))
+                if event.name == "didGetError":
+                    self.assertEqual(event.error, "locationManagerCantDetectFirstLocation")
+                    break
+            # Five attempts a second apart, the first at once.
+            self.assertGreater(time.monotonic() - started, 3.5)
+            with self.assertRaises(akloc.Timeout) as raised:
+                client.request_location(timeout=1)
+            self.assertEqual(raised.exception.code, "timeout")
+
     def test_observe_my_location(self) -> None:
         replay = self.replay()
         with akloc.Client(socket=replay.socket, timeout=10) as client:
+            throttled = []
+            for change in client.observe("myLocation", initial=False, min_interval=1, timeout=30):
+                throttled.append(change)
+                if len(throttled) == 2:
+                    break
+            locations = [change.new_location for change in throttled]
+            self.assertTrue(all(abs(location.latitude - 44.435) < 0.01 for location in locations), locations)
+            self.assertGreaterEqual((locations[1].received_at - locations[0].received_at).total_seconds(), 0.95)
             changes = []
             for change in client.observe("rawLocation.coordinate", initial=False, old=True, timeout=30):
                 changes.append(change)
