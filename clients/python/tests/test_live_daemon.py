@@ -175,6 +175,8 @@ class LiveDaemonTests(unittest.TestCase):
             self.skipTest(message)
         replay = self.replay()
         name = f"akpy-{os.getpid() % 100000}"
+        # A leftover of an interrupted run has this test's prefix; it goes first.
+        subprocess.run(["userdel", name], check=False, stderr=subprocess.DEVNULL)
         subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True)
         self.addCleanup(subprocess.run, ["userdel", name], check=False)
         uid = int(subprocess.run(["id", "-u", name], capture_output=True, text=True, check=True).stdout)
