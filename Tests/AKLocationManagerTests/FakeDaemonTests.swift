@@ -25,19 +25,9 @@ import Testing
         private let thread: Thread
 
         init(_ scripts: [(send: String, close: Bool)]) throws {
-            let directory = NSTemporaryDirectory() + "akloc-scripted-\(UUID().uuidString.prefix(8))"
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let directory = TestSockets.temporaryDirectory()
             let path = directory + "/akloc.sock"
-            let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-            guard bound == 0, listen(listener, 8) == 0 else { throw SocketClient.Failure("bind \(path)") }
+            let listener = TestSockets.unixSocket(type: Int32(SOCK_STREAM.rawValue), path: path, listen: 8)
             let box = LinesBox()
             let hello = FakeDaemonTests.hello
             thread = Thread {

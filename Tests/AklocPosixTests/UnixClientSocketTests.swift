@@ -1,4 +1,5 @@
 import AklocPosix
+import AklocTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -14,21 +15,11 @@ import Testing
     }
 
     @Test func sendsReceivesWouldBlockAndSeesTheEnd() throws {
-        let directory = NSTemporaryDirectory() + "akloc-unixclient-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = TestSockets.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/s.sock"
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = TestSockets.unixSocket(type: Int32(SOCK_STREAM.rawValue), path: path, listen: 1)
         defer { close(listener) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        #expect(bound == 0 && listen(listener, 1) == 0)
 
         let descriptor = try UnixClientSocket.connect(path: path)
         defer { descriptor.close() }
