@@ -53,7 +53,7 @@ build: deps
 	$(SWIFT) build $(BUILD_FLAGS) -Xswiftc -warnings-as-errors
 
 lint:
-	$(SWIFT) format lint --strict -r Sources Tests bench Package.swift
+	$(SWIFT) format lint --strict -r Sources Tests bench Examples Package.swift
 
 # Suites run one at a time: the integration suites replay real gpsd, whose
 # gpsfake feeds 1.4 s after it starts, and must not compete for two cores.
