@@ -15,7 +15,7 @@ extension Daemon {
         let identity = settings.identityOnThisHost()
         let clock = clock
         let forwarder =
-            environment.makeForwarder?(settings, identity)
+            environment.makeForwarder?(settings, identity, queue)
             ?? MQTTForwarder(
                 settings: settings, identity: identity,
                 stateDirectory: stateStore?.directory ?? StateStore.defaultDirectory, queue: queue,

@@ -13,8 +13,8 @@ struct DaemonEnvironment: Sendable {
     var listening: ClientServer.Listening?
     /// nil: a `GPSDSource` on the endpoint and device.
     var makeSource: (@Sendable (GPSDEndpoint, _ device: String?) -> any FixSource)?
-    /// nil: an `MQTTForwarder` with these settings and identity.
-    var makeForwarder: (@Sendable (MQTTSettings, MQTTSettings.Identity) -> any LocationForwarder)?
+    /// nil: an `MQTTForwarder` with these settings and identity, on the daemon's queue.
+    var makeForwarder: (@Sendable (MQTTSettings, MQTTSettings.Identity, DispatchQueue) -> any LocationForwarder)?
 }
 
 /// Where fixes come from: the gpsd source in the daemon.

@@ -48,10 +48,25 @@ public final class MQTTForwarder {
 
     private let journal: QueueJournal
     private var pending: ForwardQueue
-    private var client: MosquittoClient?
+    private var client: (any MQTTConnection)?
+    /// Makes each connection attempt's client: libmosquitto here, a
+    /// scripted broker in the embedded-daemon tests.
+    var makeConnection: (MosquittoClient.Options, DispatchQueue) -> any MQTTConnection = {
+        MosquittoClient(options: $0, queue: $1)
+    }
+    /// Arms the retry timer; returns what cancels it. Dispatch here, the
+    /// manual clock in the embedded-daemon tests.
+    var scheduleRetry: (_ delay: Double, _ queue: DispatchQueue, _ handler: @escaping () -> Void) -> () -> Void = {
+        delay, queue, handler in
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .nanoseconds(Int((delay * 1e9).rounded())))
+        timer.setEventHandler(handler: handler)
+        timer.resume()
+        return { timer.cancel() }
+    }
     // A broker is usually further away and busier than gpsd: start slower, cap at 30 s.
     private var reconnect = Reconnect(backoff: Backoff(initial: 0.5, maximum: 30, jitter: 0.25))
-    private var reconnectTimer: DispatchSourceTimer?
+    private var cancelRetry: (() -> Void)?
     private var started: Bool { reconnect.state != .stopped }
     private let clock: () -> Instant
     private var connectedOnce = false
@@ -84,7 +99,7 @@ public final class MQTTForwarder {
     }
 
     deinit {
-        reconnectTimer?.cancel()
+        cancelRetry?()
     }
 
     public var status: Status {
@@ -149,8 +164,8 @@ public final class MQTTForwarder {
         dispatchPrecondition(condition: .onQueue(queue))
         guard started else { return }
         reconnect.stop()
-        reconnectTimer?.cancel()
-        reconnectTimer = nil
+        cancelRetry?()
+        cancelRetry = nil
         if let client, client.isConnected {
             _ = try? client.publish(statusMessage(online: false))
         }
@@ -162,8 +177,8 @@ public final class MQTTForwarder {
 
     private func connect() {
         guard started else { return }
-        reconnectTimer?.cancel()
-        reconnectTimer = nil
+        cancelRetry?()
+        cancelRetry = nil
         var password = settings.password
         if let file = settings.passwordFile {
             do {
@@ -183,7 +198,7 @@ public final class MQTTForwarder {
                 topic: identity.topic, payload: OwnTracksPayload.lastWill(connectedAt: wallClock()),
                 qos: Int32(settings.qos), retain: false),
             connectTimeout: Double(max(10, min(settings.keepalive, 30))))
-        let client = MosquittoClient(options: options, queue: queue)
+        let client = makeConnection(options, queue)
         client.onEvent = { [weak self, weak client] event in
             // Only the current connection's events: message ids restart at 1
             // with every connection.
@@ -239,9 +254,8 @@ public final class MQTTForwarder {
     }
 
     private func armRetry(after delay: Double) {
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .nanoseconds(Int((delay * 1e9).rounded())))
-        timer.setEventHandler { [weak self] in
+        cancelRetry?()
+        cancelRetry = scheduleRetry(delay, queue) { [weak self] in
             guard let self else { return }
             switch self.reconnect.timerFired(at: self.clock()) {
             case .connect:
@@ -253,9 +267,6 @@ public final class MQTTForwarder {
                 break
             }
         }
-        reconnectTimer?.cancel()
-        reconnectTimer = timer
-        timer.resume()
     }
 
     /// Publishes queued fixes, oldest first, as far as the window allows.

@@ -188,7 +188,9 @@ final class EmbeddedDaemon: @unchecked Sendable {
 
     init(
         configuration: Configuration = Configuration(),
-        makeForwarder: (@Sendable (MQTTSettings, MQTTSettings.Identity) -> any LocationForwarder)? = nil
+        makeForwarder: (
+            @Sendable (MQTTSettings, MQTTSettings.Identity, DispatchQueue, ManualClock) -> any LocationForwarder
+        )? = nil
     ) throws {
         let clock = clock
         let source = source
@@ -196,7 +198,9 @@ final class EmbeddedDaemon: @unchecked Sendable {
         environment.makeClock = { _ in clock }
         environment.listening = ClientServer.Listening.none
         environment.makeSource = { _, _ in source }
-        environment.makeForwarder = makeForwarder
+        if let makeForwarder {
+            environment.makeForwarder = { makeForwarder($0, $1, $2, clock) }
+        }
         let engine = try Engine(
             configuration: Daemon.engineConfiguration(configuration), restoring: PersistentState())
         daemon = Daemon(
