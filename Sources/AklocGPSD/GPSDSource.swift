@@ -26,7 +26,8 @@ public final class GPSDSource {
         case connected(name: String)
         /// The connection is gone (or could not be made), reported once per outage.
         case disconnected(reason: String)
-        /// A checked fix, at most one per device and epoch, `receivedAt` set.
+        /// A checked fix from the selected device, `receivedAt` set: one per
+        /// TPV, so several per epoch (the engine assembles epochs).
         case fix(Location)
         /// A TPV with mode 0/1 from the selected device.
         case noFix(device: String?)
