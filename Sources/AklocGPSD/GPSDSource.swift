@@ -272,17 +272,17 @@ public final class GPSDSource {
             case .failed(let error):
                 fail(error)
                 return
-            case .line(let bytes):
+            case .line:
                 handled += 1
-                handle(line: bytes, from: connection)
+                handleLine(from: connection)
             }
         }
     }
 
-    private func handle(line: [UInt8], from connection: LibGPSConnection) {
-        switch GPSDLine.check(line) {
+    private func handleLine(from connection: LibGPSConnection) {
+        switch connection.withLine({ GPSDLine.check($0) }) {
         case .invalid(let reason):
-            let excerpt = String(decoding: line.prefix(80), as: UTF8.self)
+            let excerpt = connection.withLine { String(decoding: $0.prefix(80), as: UTF8.self) }
             fail(GPSDError(.protocolError, "bad line from gpsd (\(reason)): \(excerpt.debugDescription)"))
         case .message(className: "VERSION"):
             guard !status.connected else { return }
