@@ -24,7 +24,8 @@ actor Daemon {
     var nextToken: RequestToken = 1
     /// Requests the engine has not answered yet: who asked, with which wire id.
     var pendingRequests: [RequestToken: (client: SubscriberID, id: RequestID?)] = [:]
-    var counters = DaemonStatus.Counters()
+    /// The shell's own counters; the engine keeps fixes, epochs and deliveries.
+    var counters = ShellCounters()
     var configuration: Configuration
     var authorizer: Authorizer
     var users = UserDatabase()
@@ -40,6 +41,9 @@ actor Daemon {
     /// The MQTT forwarder and the engine subscriber it is (Daemon+MQTT.swift).
     var forwarder: MQTTForwarder?
     var forwarderID: SubscriberID?
+    /// Sees each location just before the forwarder journals it (a test's
+    /// window on the order of writes; nil in the daemon).
+    var willForward: ((Location) -> Void)?
     var listener: UnixSocket?
     var listenWatch: FileDescriptor.Watch?
     /// The listening source is suspended after a failed accept (see `acceptPending`).
@@ -118,10 +122,14 @@ actor Daemon {
         // survive a SIGKILL right after the reply.
         if outputs.last == .persist, !persisted { persistState() }
         var departed: [(SubscriberID, Departure)] = []
+        // The forwarder's share is journaled (an fsync) only after every
+        // socket write of this step (DESIGN §8: a journal write never delays
+        // the socket deliveries of the same epoch).
+        var forwarded: [Engine.Event] = []
         for output in outputs {
             switch output {
             case .send(let ids, let event):
-                if let forwarderID, ids.contains(forwarderID) { forward(event) }
+                if let forwarderID, ids.contains(forwarderID) { forwarded.append(event) }
                 // Encoded once, shared by every recipient's queue.
                 let bytes = ServerEncoder.event(event)
                 let stream = Daemon.stream(of: event)
@@ -129,7 +137,6 @@ actor Daemon {
                     guard let client = clients[id] else { continue }
                     if let departure = deliver(bytes, stream: stream, to: client) { departed.append((id, departure)) }
                 }
-                if case .didUpdateLocation = event { counters.deliveries += UInt64(ids.count) }
             case .reply(let subscriber, let token, let result):
                 guard let request = pendingRequests.removeValue(forKey: token),
                     let client = clients[subscriber], request.client == subscriber
@@ -145,6 +152,7 @@ actor Daemon {
                 break  // done above
             }
         }
+        for event in forwarded { forward(event) }
         for (id, departure) in departed { depart(id, departure) }
         updateServiceStatus()
     }
