@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "CBench", path: "bench/CBench"),
         .executableTarget(
             name: "akloc-bench",
-            dependencies: ["AklocCore", "AklocProtocol", "AklocTestSupport", "CBench"],
+            dependencies: ["AklocCore", "AklocProtocol", "AklocGeo", "AklocTestSupport", "CBench"],
             path: "bench/akloc-bench"
         ),
         .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore", "AklocTestSupport"]),

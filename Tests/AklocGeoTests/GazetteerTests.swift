@@ -20,10 +20,10 @@ import Testing
     static let everything: Everything = {
         var all = Everything()
         for index in 0..<gazetteer.count {
-            let place = try! gazetteer.place(at: index)
-            all.coordinates.append(place.coordinate)
-            all.vectors.append(vector(place.coordinate))
-            all.countries.append(place.countryCode)
+            let coordinate = try! gazetteer.coordinate(at: index)
+            all.coordinates.append(coordinate)
+            all.vectors.append(vector(coordinate))
+            all.countries.append(try! gazetteer.countryCode(at: index))
         }
         return all
     }()
@@ -179,16 +179,16 @@ import Testing
             Coordinate(latitude: 90.0001, longitude: 0), Coordinate(latitude: 0, longitude: -180.5),
         ]
         for point in bad {
-            #expect(throws: GeoQueryError.self) { try Self.gazetteer.nearest(to: point) }
-            #expect(throws: GeoQueryError.self) { try Self.gazetteer.placemark(at: point) }
-            #expect(throws: GeoQueryError.self) { try Self.gazetteer.places(within: 10, of: point) }
+            #expect(throws: GeoRequestError.self) { try Self.gazetteer.nearest(to: point) }
+            #expect(throws: GeoRequestError.self) { try Self.gazetteer.placemark(at: point) }
+            #expect(throws: GeoRequestError.self) { try Self.gazetteer.places(within: 10, of: point) }
         }
         let origin = Coordinate(latitude: 0, longitude: 0)
         for code in ["", "N", "NLD", "1A", "é1"] {
-            #expect(throws: GeoQueryError.self) { try Self.gazetteer.nearest(to: origin, countryCode: code) }
+            #expect(throws: GeoRequestError.self) { try Self.gazetteer.nearest(to: origin, countryCode: code) }
         }
         for radius in [-1, .nan, .infinity, 2_000_000] {
-            #expect(throws: GeoQueryError.self) { try Self.gazetteer.places(within: radius, of: origin) }
+            #expect(throws: GeoRequestError.self) { try Self.gazetteer.places(within: radius, of: origin) }
         }
     }
 }

@@ -6,7 +6,7 @@ import Testing
     let home = Coordinate(latitude: 52.7033, longitude: 5.2917)
     let now = FixTime(secondsSince1970: 1_800_000_000)
 
-    func code(_ body: () throws(SavedPlaceError) -> SavedPlace) -> (SavedPlaceError.Code, String)? {
+    func code(_ body: () throws(GeoRequestError) -> SavedPlace) -> (GeoRequestError.Code, String)? {
         do {
             _ = try body()
             return nil
@@ -28,15 +28,15 @@ import Testing
 
     func make(
         name: String = "a", coordinate: Coordinate? = nil, radius: Double = 100, note: String? = nil
-    ) -> (SavedPlaceError.Code, String)? {
-        code { () throws(SavedPlaceError) in
+    ) -> (GeoRequestError.Code, String)? {
+        code { () throws(GeoRequestError) in
             try SavedPlace(
                 name: name, coordinate: coordinate ?? home, radius: radius, owner: 1, createdAt: now, note: note)
         }
     }
 
     @Test func badNamesRadiiNotesAndCoordinatesAreRefusedByField() {
-        let cases: [((SavedPlaceError.Code, String)?, SavedPlaceError.Code, String)] = [
+        let cases: [((GeoRequestError.Code, String)?, GeoRequestError.Code, String)] = [
             (make(name: ""), .emptyName, "name"),
             (make(name: "   "), .emptyName, "name"),
             (make(name: String(repeating: "a", count: 65)), .nameTooLong, "name"),

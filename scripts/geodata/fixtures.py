@@ -56,6 +56,21 @@ def track(logs: str) -> None:
     write("ijsselmeer-track.csv", ["latitude", "longitude", "eph"], rows)
 
 
+ORDER = 90
+
+
+def build(data_dir) -> None:
+    """The scripts/update-geodata step."""
+    global OUT
+    root = os.path.dirname(os.path.abspath(str(data_dir)))
+    OUT = os.path.join(root, "Tests", "Fixtures", "geo")
+    os.makedirs(OUT, exist_ok=True)
+    airports()
+    logs = os.path.join(root, "..", "shared", "gpsd-logs")
+    if os.path.exists(os.path.join(logs, "bundg_zeus_9.log.chk")):
+        track(logs)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpsd-logs", default=os.path.join(ROOT, "..", "shared", "gpsd-logs"))

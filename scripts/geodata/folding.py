@@ -11,7 +11,8 @@ file into Sources/AklocGeo/TextFolding+Table.swift. The rule, per scalar:
    numbers (N*) are kept, anything else separates words;
 4. runs of separators become one space, none at either end.
 
-Run alone, it rewrites the Swift table: python3 scripts/geodata/folding.py
+Run alone (or as a step of scripts/update-geodata), it rewrites the Swift
+table: python3 scripts/geodata/folding.py
 """
 
 import os
@@ -134,11 +135,19 @@ def write_swift(path: str) -> None:
         f.write(text)
 
 
-def main() -> int:
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ORDER = 10  # before places.py, which folds the names with this rule
+
+
+def build(data_dir) -> None:
+    """The scripts/update-geodata step: the table lives with the Swift sources."""
+    root = os.path.dirname(os.path.abspath(str(data_dir)))
     out = os.path.join(root, "Sources", "AklocGeo", "TextFolding+Table.swift")
     write_swift(out)
-    print(f"folding: {len(_TABLE)} scalars -> {os.path.relpath(out, root)}")
+    print(f"  folding: {len(_TABLE)} scalars -> {out}")
+
+
+def main() -> int:
+    build(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "data"))
     return 0
 
 

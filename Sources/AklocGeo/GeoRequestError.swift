@@ -1,8 +1,12 @@
-/// A lookup's argument that cannot be answered: the daemon sends it as
-/// `badRequest` naming `field`. Codes are stable; messages are for people.
-public struct GeoQueryError: Swift.Error, Hashable, Sendable, CustomStringConvertible {
+/// An argument of a geo lookup or a saved place that is refused: the daemon
+/// sends it as `badRequest` naming `field`. Codes are stable; messages are
+/// for people.
+public struct GeoRequestError: Swift.Error, Hashable, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
+        // Lookups.
         case badCoordinate, emptyQuery, queryTooLong, badLimit, badDistance, badCountryCode
+        // Saved places.
+        case emptyName, nameTooLong, controlCharacter, badRadius, noteTooLong
     }
 
     public var code: Code
@@ -18,9 +22,9 @@ public struct GeoQueryError: Swift.Error, Hashable, Sendable, CustomStringConver
 
     public var description: String { "\(code.rawValue) (\(field)): \(message)" }
 
-    static func checked(_ coordinate: Coordinate, field: String) throws(GeoQueryError) -> Coordinate {
+    static func checked(_ coordinate: Coordinate, field: String) throws(GeoRequestError) -> Coordinate {
         guard coordinate.isValid else {
-            throw GeoQueryError(
+            throw GeoRequestError(
                 .badCoordinate, field: field,
                 "\(field) must have a finite latitude within ±90 and longitude within ±180")
         }
