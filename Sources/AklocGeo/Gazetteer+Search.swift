@@ -30,19 +30,19 @@ extension Gazetteer {
         _ query: String, near: Coordinate?, within: Double = 10_000, limit: Int = 10
     ) throws -> [SearchResult] {
         guard query.utf8.count <= Self.maxQueryBytes else {
-            throw GeoRequestError(.queryTooLong, field: "query", "query is longer than \(Self.maxQueryBytes) bytes")
+            throw GeoQueryError(.queryTooLong, field: "query", "query is longer than \(Self.maxQueryBytes) bytes")
         }
         let folded = Array(TextFolding.fold(query).utf8)
         guard !folded.isEmpty else {
-            throw GeoRequestError(.emptyQuery, field: "query", "query has no letters or digits")
+            throw GeoQueryError(.emptyQuery, field: "query", "query has no letters or digits")
         }
         guard limit >= 1, limit <= Self.maxLimit else {
-            throw GeoRequestError(.badLimit, field: "limit", "limit must be 1 to \(Self.maxLimit)")
+            throw GeoQueryError(.badLimit, field: "limit", "limit must be 1 to \(Self.maxLimit)")
         }
         guard within.isFinite, within >= 0 else {
-            throw GeoRequestError(.badDistance, field: "within", "within must be a distance of 0 m or more")
+            throw GeoQueryError(.badDistance, field: "within", "within must be a distance of 0 m or more")
         }
-        let near = try near.map { (point) throws(GeoRequestError) in try GeoRequestError.checked(point, field: "near") }
+        let near = try near.map { (point) throws(GeoQueryError) in try GeoQueryError.checked(point, field: "near") }
 
         // Pass 1: each matching place's best match. A short query can match
         // tens of thousands of entries; then a byte per place beats a dictionary.

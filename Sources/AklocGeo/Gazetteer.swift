@@ -161,11 +161,11 @@ public struct Gazetteer: Sendable {
     /// the country containing the point as the caller found it); nil when
     /// that country has no place. Distances are great-circle.
     public func nearest(to point: Coordinate, countryCode: String? = nil) throws -> PopulatedPlace? {
-        let point = try GeoRequestError.checked(point, field: "coordinate")
+        let point = try GeoQueryError.checked(point, field: "coordinate")
         var filter: UInt16?
         if let countryCode {
             guard let key = Self.countryKey(countryCode) else {
-                throw GeoRequestError(
+                throw GeoQueryError(
                     .badCountryCode, field: "country", "country must be two letters (ISO 3166-1 alpha-2)")
             }
             filter = key
@@ -180,9 +180,9 @@ public struct Gazetteer: Sendable {
     public func places(within radius: Double, of point: Coordinate) throws -> [(
         place: PopulatedPlace, distance: Double
     )] {
-        let point = try GeoRequestError.checked(point, field: "coordinate")
+        let point = try GeoQueryError.checked(point, field: "coordinate")
         guard radius.isFinite, radius >= 0, radius <= 1_000_000 else {
-            throw GeoRequestError(.badDistance, field: "within", "within must be 0 to 1 000 000 m")
+            throw GeoQueryError(.badDistance, field: "within", "within must be 0 to 1 000 000 m")
         }
         // The chord that subtends `radius` along the sphere, with a metre of slack
         // for the Float vectors; the exact test is the haversine below.

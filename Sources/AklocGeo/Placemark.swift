@@ -82,7 +82,7 @@ extension Gazetteer {
     /// anywhere when the caller gives none. A country with no place gives a
     /// placemark of the country alone.
     public func placemark(at point: Coordinate, country: (code: String, name: String?)? = nil) throws -> Placemark {
-        let point = try GeoRequestError.checked(point, field: "coordinate")
+        let point = try GeoQueryError.checked(point, field: "coordinate")
         guard let place = try nearest(to: point, countryCode: country?.code) else {
             return Placemark(isoCountryCode: country?.code.uppercased(), country: country?.name, coordinate: point)
         }

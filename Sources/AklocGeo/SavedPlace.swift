@@ -26,14 +26,14 @@ public struct SavedPlace: Hashable, Sendable {
     public init(
         name: String, coordinate: Coordinate, radius: Double = SavedPlace.defaultRadius, owner: UInt32,
         createdAt: FixTime, note: String? = nil, shared: Bool = false
-    ) throws(GeoRequestError) {
+    ) throws(GeoQueryError) {
         try Self.check(text: name, field: "name", limit: Self.maxNameLength)
         guard name.contains(where: { !$0.isWhitespace }) else {
-            throw GeoRequestError(.emptyName, field: "name", "name must have a character other than spaces")
+            throw GeoQueryError(.emptyName, field: "name", "name must have a character other than spaces")
         }
-        _ = try GeoRequestError.checked(coordinate, field: "coordinate")
+        _ = try GeoQueryError.checked(coordinate, field: "coordinate")
         guard radius.isFinite, Self.radiusRange.contains(radius) else {
-            throw GeoRequestError(.badRadius, field: "radius", "radius must be 1 to 100000 m")
+            throw GeoQueryError(.badRadius, field: "radius", "radius must be 1 to 100000 m")
         }
         if let note { try Self.check(text: note, field: "note", limit: Self.maxNoteLength, allowEmpty: true) }
         self.name = name
@@ -47,19 +47,19 @@ public struct SavedPlace: Hashable, Sendable {
 
     private static func check(
         text: String, field: String, limit: Int, allowEmpty: Bool = false
-    ) throws(GeoRequestError) {
+    ) throws(GeoQueryError) {
         if text.isEmpty, !allowEmpty {
-            throw GeoRequestError(.emptyName, field: field, "\(field) must not be empty")
+            throw GeoQueryError(.emptyName, field: field, "\(field) must not be empty")
         }
         // Counted in Unicode scalars, so a limit holds however a client
         // clusters characters, and a stored name never grows.
         guard text.unicodeScalars.count <= limit else {
-            throw GeoRequestError(
+            throw GeoQueryError(
                 field == "note" ? .noteTooLong : .nameTooLong, field: field,
                 "\(field) is longer than \(limit) characters")
         }
         if let bad = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
-            throw GeoRequestError(
+            throw GeoQueryError(
                 .controlCharacter, field: field,
                 "\(field) has the control character U+\(String(bad.value, radix: 16, uppercase: true))")
         }

@@ -179,16 +179,16 @@ import Testing
             Coordinate(latitude: 90.0001, longitude: 0), Coordinate(latitude: 0, longitude: -180.5),
         ]
         for point in bad {
-            #expect(throws: GeoRequestError.self) { try Self.gazetteer.nearest(to: point) }
-            #expect(throws: GeoRequestError.self) { try Self.gazetteer.placemark(at: point) }
-            #expect(throws: GeoRequestError.self) { try Self.gazetteer.places(within: 10, of: point) }
+            #expect(throws: GeoQueryError.self) { try Self.gazetteer.nearest(to: point) }
+            #expect(throws: GeoQueryError.self) { try Self.gazetteer.placemark(at: point) }
+            #expect(throws: GeoQueryError.self) { try Self.gazetteer.places(within: 10, of: point) }
         }
         let origin = Coordinate(latitude: 0, longitude: 0)
         for code in ["", "N", "NLD", "1A", "é1"] {
-            #expect(throws: GeoRequestError.self) { try Self.gazetteer.nearest(to: origin, countryCode: code) }
+            #expect(throws: GeoQueryError.self) { try Self.gazetteer.nearest(to: origin, countryCode: code) }
         }
         for radius in [-1, .nan, .infinity, 2_000_000] {
-            #expect(throws: GeoRequestError.self) { try Self.gazetteer.places(within: radius, of: origin) }
+            #expect(throws: GeoQueryError.self) { try Self.gazetteer.places(within: radius, of: origin) }
         }
     }
 }

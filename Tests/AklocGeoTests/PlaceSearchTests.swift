@@ -56,8 +56,8 @@ import Testing
 
     @Test func badQueriesLimitsAndDistancesAreRefused() {
         let origin = Coordinate(latitude: 52, longitude: 5)
-        func code(_ body: () throws -> Void) -> GeoRequestError.Code? {
-            do { try body() } catch let error as GeoRequestError { return error.code } catch { return nil }
+        func code(_ body: () throws -> Void) -> GeoQueryError.Code? {
+            do { try body() } catch let error as GeoQueryError { return error.code } catch { return nil }
             return nil
         }
         let g = Self.gazetteer

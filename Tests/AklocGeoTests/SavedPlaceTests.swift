@@ -6,7 +6,7 @@ import Testing
     let home = Coordinate(latitude: 52.7033, longitude: 5.2917)
     let now = FixTime(secondsSince1970: 1_800_000_000)
 
-    func code(_ body: () throws(GeoRequestError) -> SavedPlace) -> (GeoRequestError.Code, String)? {
+    func code(_ body: () throws(GeoQueryError) -> SavedPlace) -> (GeoQueryError.Code, String)? {
         do {
             _ = try body()
             return nil
@@ -28,15 +28,15 @@ import Testing
 
     func make(
         name: String = "a", coordinate: Coordinate? = nil, radius: Double = 100, note: String? = nil
-    ) -> (GeoRequestError.Code, String)? {
-        code { () throws(GeoRequestError) in
+    ) -> (GeoQueryError.Code, String)? {
+        code { () throws(GeoQueryError) in
             try SavedPlace(
                 name: name, coordinate: coordinate ?? home, radius: radius, owner: 1, createdAt: now, note: note)
         }
     }
 
     @Test func badNamesRadiiNotesAndCoordinatesAreRefusedByField() {
-        let cases: [((GeoRequestError.Code, String)?, GeoRequestError.Code, String)] = [
+        let cases: [((GeoQueryError.Code, String)?, GeoQueryError.Code, String)] = [
             (make(name: ""), .emptyName, "name"),
             (make(name: "   "), .emptyName, "name"),
             (make(name: String(repeating: "a", count: 65)), .nameTooLong, "name"),

@@ -1,7 +1,7 @@
-/// An argument of a geo lookup or a saved place that is refused: the daemon
-/// sends it as `badRequest` naming `field`. Codes are stable; messages are
-/// for people.
-public struct GeoRequestError: Swift.Error, Hashable, Sendable, CustomStringConvertible {
+/// An argument of a geo lookup (or of a saved place) that is refused: the
+/// daemon sends it as `badRequest` naming `field`. Codes are stable;
+/// messages are for people.
+public struct GeoQueryError: Swift.Error, Hashable, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
         // Lookups.
         case badCoordinate, emptyQuery, queryTooLong, badLimit, badDistance, badCountryCode
@@ -22,9 +22,9 @@ public struct GeoRequestError: Swift.Error, Hashable, Sendable, CustomStringConv
 
     public var description: String { "\(code.rawValue) (\(field)): \(message)" }
 
-    static func checked(_ coordinate: Coordinate, field: String) throws(GeoRequestError) -> Coordinate {
+    static func checked(_ coordinate: Coordinate, field: String) throws(GeoQueryError) -> Coordinate {
         guard coordinate.isValid else {
-            throw GeoRequestError(
+            throw GeoQueryError(
                 .badCoordinate, field: field,
                 "\(field) must have a finite latitude within ±90 and longitude within ±180")
         }
