@@ -1,19 +1,17 @@
 import AklocGeo
+import AklocTestSupport
 import Foundation
 
 /// The committed data and fixtures, loaded once per test process.
 enum GeoFixtures {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-
-    static func url(_ path: String) -> URL { packageRoot.appendingPathComponent(path) }
+    static func url(_ path: String) -> URL { Binaries.packageRoot.appendingPathComponent(path) }
 
     /// data/places.bin copied into memory that lives as long as the process,
     /// as the daemon's mapping does.
     nonisolated(unsafe) static let placesBytes: UnsafeRawBufferPointer = {
-        let data = try! Data(contentsOf: url("data/places.bin"))
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: data.count, alignment: 16)
-        _ = data.copyBytes(to: buffer.bindMemory(to: UInt8.self))
+        let bytes = TestFiles.contents(url("data/places.bin").path)!
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 16)
+        buffer.copyBytes(from: bytes)
         return UnsafeRawBufferPointer(buffer)
     }()
 
