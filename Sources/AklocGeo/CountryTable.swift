@@ -52,7 +52,8 @@ public struct CountryTable: Sendable {
         where !line.hasPrefix("#") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
             guard (1...3).contains(fields.count), Self.isCode(fields[0], length: 2) else {
-                throw GeoDataReader.Error(.corrupt, "calling codes line \(number + 1): \(line.prefix(40).debugDescription)")
+                throw GeoDataReader.Error(
+                    .corrupt, "calling codes line \(number + 1): \(line.prefix(40).debugDescription)")
             }
             let code = String(fields[0])
             if fields.count >= 2, !fields[1].isEmpty {
@@ -95,11 +96,14 @@ public struct CountryTable: Sendable {
     /// country has. `GeoQueryError.badCountryCode` (naming `field`) for
     /// anything but two or three ASCII letters.
     public func country(code: String, field: String = "code") throws(GeoQueryError) -> Country? {
-        let upper = String(decoding: code.utf8.map { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") ? $0 - 32 : $0 }, as: UTF8.self)
+        let upper = String(
+            decoding: code.utf8.map { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") ? $0 - 32 : $0 }, as: UTF8.self
+        )
         guard Self.isCode(upper[...], length: 2) || Self.isCode(upper[...], length: 3) else {
             throw GeoQueryError(
                 .badCountryCode, field: field,
-                "\(field) must be an ISO 3166-1 alpha-2 or alpha-3 code (2 or 3 letters), not \(code.prefix(16).debugDescription)")
+                "\(field) must be an ISO 3166-1 alpha-2 or alpha-3 code (2 or 3 letters), not \(code.prefix(16).debugDescription)"
+            )
         }
         return byCode[upper].map { countries[$0] }
     }
@@ -118,7 +122,8 @@ public struct CountryTable: Sendable {
         guard Self.isDigits(digits, maximum: 4), digits.first != "0" else {
             throw GeoQueryError(
                 .badCountryCode, field: field,
-                "\(field) must be a calling code such as \"+31\" or \"31\", not \(phoneCode.prefix(16).debugDescription)")
+                "\(field) must be a calling code such as \"+31\" or \"31\", not \(phoneCode.prefix(16).debugDescription)"
+            )
         }
         let wanted = "+" + digits
         return countries.filter { $0.phoneCode == wanted }.sorted { $0.name < $1.name }
@@ -133,7 +138,8 @@ public struct CountryTable: Sendable {
         matching query: String, catalog: MessageCatalog? = nil, field: String = "query"
     ) throws(GeoQueryError) -> [Country] {
         guard query.utf8.count <= Self.maximumQueryLength * 4, query.count <= Self.maximumQueryLength else {
-            throw GeoQueryError(.queryTooLong, field: field, "\(field) is longer than \(Self.maximumQueryLength) characters")
+            throw GeoQueryError(
+                .queryTooLong, field: field, "\(field) is longer than \(Self.maximumQueryLength) characters")
         }
         let folded = TextFolding.fold(query)
         guard !folded.isEmpty else {
@@ -145,7 +151,9 @@ public struct CountryTable: Sendable {
             let names = foldedNames[index] + (localized.map(Self.searchForms) ?? [])
             var result = country
             result.localizedName = localized
-            if folded == TextFolding.fold(country.code) || (!country.alpha3.isEmpty && folded == TextFolding.fold(country.alpha3)) {
+            if folded == TextFolding.fold(country.code)
+                || (!country.alpha3.isEmpty && folded == TextFolding.fold(country.alpha3))
+            {
                 ranked.append((0, result))
             } else if names.contains(where: { $0.hasPrefix(folded) }) {
                 ranked.append((1, result))
@@ -182,6 +190,7 @@ public struct CountryTable: Sendable {
     }
 
     private static func isDigits(_ text: Substring, maximum: Int) -> Bool {
-        (1...maximum).contains(text.utf8.count) && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        (1...maximum).contains(text.utf8.count)
+            && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 }

@@ -61,9 +61,11 @@ public struct MessageCatalog: Hashable, Sendable {
         guard (2...32).contains(bytes.count), bytes.prefix(2).allSatisfy(Self.isLowercaseLetter) else { return nil }
         let language = bytes.prefix { Self.isLowercaseLetter($0) }
         guard (2...3).contains(language.count),
-            bytes.allSatisfy({ Self.isLowercaseLetter($0) || Self.isUppercaseLetter($0) || $0 == UInt8(ascii: "_")
-                || $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
-                || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) }),
+            bytes.allSatisfy({
+                Self.isLowercaseLetter($0) || Self.isUppercaseLetter($0) || $0 == UInt8(ascii: "_")
+                    || $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+                    || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
+            }),
             !locale.contains("..")
         else { return nil }
         // "de_DE.UTF-8" is looked up as "de_DE"; "pt-BR" (BCP 47) as "pt_BR".
@@ -76,8 +78,12 @@ public struct MessageCatalog: Hashable, Sendable {
         return names.map { "\($0)/LC_MESSAGES/\(domain).mo" }
     }
 
-    private static func isLowercaseLetter(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") }
-    private static func isUppercaseLetter(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") }
+    private static func isLowercaseLetter(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")
+    }
+    private static func isUppercaseLetter(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
+    }
 }
 
 extension String {

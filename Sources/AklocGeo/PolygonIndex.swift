@@ -46,7 +46,8 @@ public struct PolygonIndex: Sendable {
         }
         let version = try reader.uint32(at: 4)
         guard version == Self.version else {
-            throw GeoDataReader.Error(.badVersion, "polygon index version \(version), this reader knows \(Self.version)")
+            throw GeoDataReader.Error(
+                .badVersion, "polygon index version \(version), this reader knows \(Self.version)")
         }
         func field(_ offset: Int) throws(GeoDataReader.Error) -> Int { Int(try reader.uint32(at: offset)) }
         let size = try field(8)
@@ -181,12 +182,23 @@ public struct PolygonIndex: Sendable {
         return cell
     }
 
+    /// The point in file units. The poles and the antimeridian are the
+    /// polygons' own edges, where the even-odd rule says outside: a unit
+    /// (1 cm) inside, they answer.
+    private func inUnits(_ point: Coordinate) -> (x: Double, y: Double) {
+        (
+            min(max(point.longitude * units, -180 * units + 1), 180 * units - 1),
+            min(max(point.latitude * units, -90 * units + 1), 90 * units - 1)
+        )
+    }
+
     /// Calls `body` with each region containing the point until it returns false.
     private func forEachRegion(
         containing point: Coordinate, _ body: (Int) -> Bool
     ) throws(GeoDataReader.Error) {
-        let x = point.longitude * units
-        let y = point.latitude * units
+        // Callers check coordinates (GeoQueryError); a bad one here finds nothing.
+        guard point.isValid else { return }
+        let (x, y) = inUnits(point)
         let cell = try leafCell(x: x, y: y)
         let x0 = Double(cell.west) + 0.5
         let y0 = Double(cell.south) + 0.5
@@ -275,6 +287,7 @@ public struct PolygonIndex: Sendable {
     public func nearestRegion(
         to point: Coordinate, within radius: Double
     ) throws(GeoDataReader.Error) -> (region: Int, distance: Double)? {
+        guard point.isValid, radius.isFinite, radius >= 0, radius <= 1_000_000 else { return nil }
         let metresPerDegree = Location.earthRadius * Double.pi / 180
         let cosLatitude = max(Trigonometry.cos(point.latitude * Double.pi / 180), 1e-6)
         let latitudeSpan = radius / metresPerDegree
@@ -362,8 +375,8 @@ public struct PolygonIndex: Sendable {
     /// of every region, without the index: the brute force the tests and
     /// the benchmark compare the index with.
     public func regionsByLinearScan(containing point: Coordinate) throws(GeoDataReader.Error) -> [Int] {
-        let x = point.longitude * units
-        let y = point.latitude * units
+        guard point.isValid else { return [] }
+        let (x, y) = inUnits(point)
         var found: [Int] = []
         for region in 0..<names.count {
             let entry = regionTable + region * 16

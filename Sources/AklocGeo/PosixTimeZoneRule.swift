@@ -18,6 +18,11 @@ public struct PosixTimeZoneRule: Hashable, Sendable {
         /// Seconds after local midnight (local standard time for the start,
         /// local daylight time for the end).
         public var time: Int
+
+        public init(day: Day, time: Int) {
+            self.day = day
+            self.time = time
+        }
     }
 
     public var standard: TimeZoneRules.LocalTime

@@ -32,7 +32,8 @@ public struct TimeZoneInfo: Hashable, Sendable {
         guard !bytes.isEmpty, bytes.count <= 64, bytes.first != UInt8(ascii: "/"), !identifier.contains("..")
         else { return nil }
         let allowed = bytes.allSatisfy { byte in
-            (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
                 || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "/")
                 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
         }

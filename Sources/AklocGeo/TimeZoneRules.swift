@@ -10,6 +10,12 @@ public struct TimeZoneRules: Hashable, Sendable {
         public var secondsFromGMT: Int
         public var abbreviation: String
         public var isDaylightSavingTime: Bool
+
+        public init(secondsFromGMT: Int, abbreviation: String, isDaylightSavingTime: Bool) {
+            self.secondsFromGMT = secondsFromGMT
+            self.abbreviation = abbreviation
+            self.isDaylightSavingTime = isDaylightSavingTime
+        }
     }
 
     /// A zone file is a few kilobytes; anything this large is not one.
@@ -138,7 +144,8 @@ public struct TimeZoneRules: Hashable, Sendable {
     }
 
     /// The footer: a newline, a POSIX TZ string, a newline. Empty means none.
-    private static func footer(_ reader: GeoDataReader, at start: Int) throws(GeoDataReader.Error) -> PosixTimeZoneRule? {
+    private static func footer(_ reader: GeoDataReader, at start: Int) throws(GeoDataReader.Error) -> PosixTimeZoneRule?
+    {
         guard try reader.uint8(at: start) == 0x0A else {
             throw GeoDataReader.Error(.corrupt, "TZif footer does not start with a newline")
         }

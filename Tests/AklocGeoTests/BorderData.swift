@@ -29,7 +29,8 @@ enum BorderData {
 
     /// Tests/Fixtures/geo/airports-icao.csv (airportsdata, MIT).
     static let airports: [Airport] = {
-        let text = try! String(contentsOf: root.appendingPathComponent("Tests/Fixtures/geo/airports-icao.csv"), encoding: .utf8)
+        let text = try! String(
+            contentsOf: root.appendingPathComponent("Tests/Fixtures/geo/airports-icao.csv"), encoding: .utf8)
         return text.split(separator: "\n").dropFirst().map { line in
             let f = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             return Airport(

@@ -1,4 +1,6 @@
+import AklocCore
 import AklocGeo
+import Foundation
 import Testing
 
 @Suite struct CountryBordersTests {
@@ -23,5 +25,153 @@ import Testing
         print("country agreement \(agree)/\(BorderData.airports.count) = \(rate)")
         print(disagreements.sorted { $0.value > $1.value }.prefix(40))
         #expect(rate >= 0.995)
+    }
+}
+
+@Suite struct CountryBordersPlacesTests {
+    let borders = BorderData.borders
+
+    func code(_ latitude: Double, _ longitude: Double) throws -> String? {
+        try borders.country(at: Coordinate(latitude: latitude, longitude: longitude))?.code
+    }
+
+    @Test func overseasTerritoriesHaveTheirOwnCodes() throws {
+        #expect(try code(-20.88, 55.45) == "RE")  // Saint-Denis, Réunion
+        #expect(try code(16.24, -61.53) == "GP")  // Pointe-à-Pitre, Guadeloupe
+        #expect(try code(14.60, -61.07) == "MQ")  // Fort-de-France, Martinique
+        #expect(try code(4.93, -52.33) == "GF")  // Cayenne, French Guiana
+        #expect(try code(-12.78, 45.23) == "YT")  // Mamoudzou, Mayotte
+        #expect(try code(78.22, 15.65) == "SJ")  // Longyearbyen, Svalbard
+        #expect(try code(12.15, -68.27) == "BQ")  // Kralendijk, Bonaire
+        #expect(try code(-10.42, 105.68) == "CX")  // Flying Fish Cove, Christmas Island
+        #expect(try code(48.85, 2.35) == "FR")  // Paris
+        #expect(try code(59.91, 10.75) == "NO")  // Oslo
+        #expect(try code(52.37, 4.90) == "NL")  // Amsterdam
+        #expect(try code(42.66, 21.16) == "XK")  // Pristina
+    }
+
+    @Test func territorialSeaReachesTwelveNauticalMiles() throws {
+        // Egmond aan Zee is on a north-south stretch of the Dutch coast at
+        // about 52.62 N, 4.62 E; one nautical mile west is 1852 m / 67.5 km per degree.
+        let degreesPerNauticalMile =
+            1852 / (Location.distance(latitude: 52.62, longitude: 4, toLatitude: 52.62, longitude: 5))
+        let fiveOut = try #require(
+            try borders.country(at: Coordinate(latitude: 52.62, longitude: 4.62 - 5 * degreesPerNauticalMile)))
+        #expect(fiveOut.code == "NL")
+        let offshore = try #require(fiveOut.distanceOffshore)
+        #expect(offshore > 8_000 && offshore < 10_500)
+        #expect(try code(52.62, 4.62 - 11 * degreesPerNauticalMile) == "NL")
+        #expect(try code(52.62, 4.62 - 30 * degreesPerNauticalMile) == nil)
+        #expect(try borders.country(at: Coordinate(latitude: 52.37, longitude: 4.90))?.distanceOffshore == nil)
+        // Off Réunion's north coast, 5 nm and 30 nm out.
+        #expect(try code(-20.88 + 5.0 / 60, 55.45) == "RE")
+        #expect(try code(-20.88 + 30.0 / 60, 55.45) == nil)
+        #expect(try code(0, -30) == nil)  // mid-Atlantic
+    }
+
+    @Test func coordinatesOutOfRangeAreBadCoordinateErrors() throws {
+        for (latitude, longitude) in [(91.0, 0.0), (-90.5, 0), (0, 180.01), (0, -181), (.nan, 0), (0, .infinity)] {
+            #expect(throws: GeoQueryError.self) {
+                try borders.country(at: Coordinate(latitude: latitude, longitude: longitude), field: "coordinate")
+            }
+            #expect(throws: GeoQueryError.self) {
+                try BorderData.zones.zone(at: Coordinate(latitude: latitude, longitude: longitude))
+            }
+            #expect(try borders.index.regions(containing: Coordinate(latitude: latitude, longitude: longitude)).isEmpty)
+        }
+        // The edges of the range are valid and answer.
+        for (latitude, longitude) in [(90.0, 0.0), (-90, 0), (0, 180), (0, -180), (-90, -180), (90, 180)] {
+            _ = try borders.country(at: Coordinate(latitude: latitude, longitude: longitude))
+            #expect(try BorderData.zones.zone(at: Coordinate(latitude: latitude, longitude: longitude)) != nil)
+        }
+        #expect(try code(-89.9, 0) == "AQ")
+    }
+}
+
+@Suite struct PolygonIndexTests {
+    /// Uniform points on the sphere, and points within ~2 km of airports
+    /// (coasts and borders, where the index's cells are busiest).
+    static func points(count: Int, seed: UInt64) -> [Coordinate] {
+        var random = BorderData.Random(state: seed)
+        var points: [Coordinate] = []
+        for index in 0..<count {
+            if index % 2 == 0 {
+                let z = Double.random(in: -1...1, using: &random)
+                let latitude = (z / (1 - z * z).squareRoot()).isFinite ? atanDegrees(z) : 0
+                points.append(Coordinate(latitude: latitude, longitude: Double.random(in: -180...180, using: &random)))
+            } else {
+                let airport = BorderData.airports.randomElement(using: &random)!.coordinate
+                points.append(
+                    Coordinate(
+                        latitude: min(max(airport.latitude + Double.random(in: -0.02...0.02, using: &random), -90), 90),
+                        longitude: min(
+                            max(airport.longitude + Double.random(in: -0.02...0.02, using: &random), -180), 180)))
+            }
+        }
+        return points
+    }
+
+    /// asin in degrees, for the uniform latitude (Foundation's, in the test only).
+    static func atanDegrees(_ z: Double) -> Double { Foundation.asin(z) * 180 / .pi }
+
+    @Test(arguments: ["borders", "timezones"])
+    func indexAgreesWithALinearScanOverEveryRing(file: String) throws {
+        let index = file == "borders" ? BorderData.borders.index : BorderData.zones.index
+        for point in Self.points(count: file == "borders" ? 200 : 80, seed: 12) {
+            #expect(
+                try index.regions(containing: point) == index.regionsByLinearScan(containing: point),
+                "\(point)")
+        }
+    }
+
+    @Test func damagedFilesGiveErrorsNeverACrash() throws {
+        let original = Array(BorderData.bordersBytes)
+        for cut in [0, 3, 10, 63, 64, 100, original.count / 2, original.count - 1] {
+            _ = original.prefix(cut).withUnsafeBytes { raw in
+                #expect(throws: GeoDataReader.Error.self, "cut at \(cut)") { try PolygonIndex(raw) }
+            }
+        }
+        var badMagic = original
+        badMagic[0] = UInt8(ascii: "X")
+        var badVersion = original
+        badVersion[4] = 9
+        var oversize = original
+        oversize.append(contentsOf: [UInt8](repeating: 0, count: 100))
+        var bigCount = original
+        bigCount.replaceSubrange(12..<16, with: [0xFF, 0xFF, 0xFF, 0x7F])
+        for (name, bytes) in [
+            ("magic", badMagic), ("version", badVersion), ("oversize", oversize), ("count", bigCount),
+        ] {
+            _ = bytes.withUnsafeBytes { raw in
+                #expect(throws: GeoDataReader.Error.self, "\(name)") { try PolygonIndex(raw) }
+            }
+        }
+        _ = [UInt8](repeating: 0xAB, count: 4096).withUnsafeBytes { raw in
+            #expect(throws: GeoDataReader.Error.self) { try PolygonIndex(raw) }
+        }
+        // Garbage in the grid and nodes: every lookup answers or throws
+        // GeoDataReader.Error.
+        let gridOffset = Int(original[44]) | Int(original[45]) << 8 | Int(original[46]) << 16 | Int(original[47]) << 24
+        var random = BorderData.Random(state: 7)
+        var errors = 0
+        for _ in 0..<8 {
+            var damaged = original
+            for _ in 0..<2_000 {
+                damaged[Int.random(in: gridOffset..<damaged.count, using: &random)] = UInt8.random(
+                    in: 0...255, using: &random)
+            }
+            try damaged.withUnsafeBytes { raw in
+                let index = try PolygonIndex(raw)
+                for point in Self.points(count: 30, seed: random.next()) {
+                    do {
+                        _ = try index.regions(containing: point)
+                        _ = try index.nearestRegion(to: point, within: 22_224)
+                    } catch {
+                        errors += 1
+                    }
+                }
+            }
+        }
+        #expect(errors > 0)
     }
 }

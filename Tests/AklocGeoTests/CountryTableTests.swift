@@ -75,8 +75,12 @@ import Testing
         #expect(found.first?.localizedName == "Deutschland")
         #expect(try table.countries(matching: "Niederl", catalog: german).map(\.code) == ["NL", "SX"])
         #expect(try table.countries(matching: "Deutschland").isEmpty)
-        #expect(table.localized(try #require(try table.country(code: "CH")), catalog: german).localizedName == "Schweiz")
-        #expect(MessageCatalog.candidatePaths(locale: "pt_BR") == ["pt_BR/LC_MESSAGES/iso_3166-1.mo", "pt/LC_MESSAGES/iso_3166-1.mo"])
+        #expect(
+            table.localized(try #require(try table.country(code: "CH")), catalog: german).localizedName == "Schweiz")
+        #expect(
+            MessageCatalog.candidatePaths(locale: "pt_BR") == [
+                "pt_BR/LC_MESSAGES/iso_3166-1.mo", "pt/LC_MESSAGES/iso_3166-1.mo",
+            ])
         #expect(MessageCatalog.candidatePaths(locale: "de-DE.UTF-8")?.first == "de_DE/LC_MESSAGES/iso_3166-1.mo")
         for bad in ["", "x", "../../etc", "de/../..", "DE", "d1", String(repeating: "a", count: 40), "de\u{0}"] {
             #expect(MessageCatalog.candidatePaths(locale: bad) == nil, "\(bad.debugDescription)")
@@ -105,7 +109,9 @@ import Testing
         for text in ["nl\t+31", "NL\t31", "NL\t+3x", "NLD\t+31", "NL\t+31\tx\ty"] {
             let bytes = Array(text.utf8)
             _ = bytes.withUnsafeBytes { raw in
-                #expect(throws: GeoDataReader.Error.self, "\(text)") { try CountryTable(entries: [], callingCodes: raw) }
+                #expect(throws: GeoDataReader.Error.self, "\(text)") {
+                    try CountryTable(entries: [], callingCodes: raw)
+                }
             }
         }
         let mo = FileManager.default.contents(atPath: "/usr/share/locale/de/LC_MESSAGES/iso_3166-1.mo")!
