@@ -281,11 +281,11 @@ public struct PolygonIndex: Sendable {
     // MARK: Nearest edge
 
     /// The region with an edge nearest the point, if one is within `radius`
-    /// metres, and that distance. Distances are measured in a local
+    /// metres (at most 1 000 km), and that distance; `excluded` is skipped. Distances are measured in a local
     /// equirectangular projection around the point: within 0.1 % of the
     /// great circle at the 22 km of a territorial sea, away from the poles.
     public func nearestRegion(
-        to point: Coordinate, within radius: Double
+        to point: Coordinate, within radius: Double, excluding excluded: Int? = nil
     ) throws(GeoDataReader.Error) -> (region: Int, distance: Double)? {
         guard point.isValid, radius.isFinite, radius >= 0, radius <= 1_000_000 else { return nil }
         let metresPerDegree = Location.earthRadius * Double.pi / 180
@@ -320,6 +320,7 @@ public struct PolygonIndex: Sendable {
                     try forEachLeaf(try topCell(column: column, row: row), overlapping: box, depth: 0) {
                         (cell) throws(GeoDataReader.Error) in
                         try forEachEntry(of: cell) { (region, _, edges) throws(GeoDataReader.Error) in
+                            guard region != excluded else { return true }
                             try edges { ax, ay, bx, by in
                                 let distance = Self.segmentDistance(
                                     px: 0, py: 0,

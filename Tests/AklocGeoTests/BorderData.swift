@@ -17,8 +17,9 @@ enum BorderData {
 
     nonisolated(unsafe) static let bordersBytes = bytes("data/borders.bin")
     nonisolated(unsafe) static let zonesBytes = bytes("data/timezones.bin")
-    static let borders = try! CountryBorders(bordersBytes)
+    nonisolated(unsafe) static let zoneCountriesBytes = bytes("data/zone-countries.tsv")
     static let zones = try! TimeZoneBorders(zonesBytes)
+    static let borders = try! CountryBorders(bordersBytes, zones: zones, zoneCountries: zoneCountriesBytes)
 
     struct Airport {
         var icao: String

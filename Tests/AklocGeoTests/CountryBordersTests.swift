@@ -10,21 +10,74 @@ import Testing
         try borders.country(at: Coordinate(latitude: latitude, longitude: longitude))?.code
     }
 
-    @Test func agreesWithTheAirportsReference() throws {
+    /// Territories with their own ISO code that airportsdata files under
+    /// their sovereign (San Juan's TJSJ is "US", Mariehamn's EFMA "FI").
+    static let referenceFilesUnderSovereign = [
+        "PR": "US", "VI": "US", "GU": "US", "AS": "US", "MP": "US", "UM": "US", "AX": "FI", "SJ": "NO",
+    ]
+
+    struct Agreement {
         var agree = 0
+        var total = 0
+        var nearBorderAgree = 0
+        var nearBorder = 0
+        /// Near a border, counting a territory the reference files under its sovereign as agreeing.
+        var nearBorderAgreeModuloSovereign = 0
         var disagreements: [String: Int] = [:]
+
+        var rate: Double { Double(agree) / Double(total) }
+        var nearBorderRate: Double { Double(nearBorderAgree) / Double(nearBorder) }
+        var nearBorderRateModuloSovereign: Double { Double(nearBorderAgreeModuloSovereign) / Double(nearBorder) }
+        var commonest: String {
+            disagreements.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(12)
+                .map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        }
+    }
+
+    /// Every airport of the reference, and separately those within 5 km of
+    /// another country (by Natural Earth), where borders are put to the test.
+    func agreement(_ lookup: (Coordinate) throws -> String?) throws -> Agreement {
+        var result = Agreement()
         for airport in BorderData.airports {
-            let found = try borders.country(at: airport.coordinate)?.code ?? "none"
+            let found = try lookup(airport.coordinate) ?? "none"
+            let nearBorder =
+                try borders.index.names.firstIndex(of: airport.country).map {
+                    try borders.index.nearestRegion(to: airport.coordinate, within: 5_000, excluding: $0) != nil
+                } ?? false
+            result.total += 1
+            if nearBorder { result.nearBorder += 1 }
+            if nearBorder, found == airport.country || Self.referenceFilesUnderSovereign[found] == airport.country {
+                result.nearBorderAgreeModuloSovereign += 1
+            }
             if found == airport.country {
-                agree += 1
+                result.agree += 1
+                if nearBorder { result.nearBorderAgree += 1 }
             } else {
-                disagreements["\(airport.country)->\(found)", default: 0] += 1
+                result.disagreements["\(airport.country)->\(found)", default: 0] += 1
             }
         }
-        let rate = Double(agree) / Double(BorderData.airports.count)
-        print("country agreement \(agree)/\(BorderData.airports.count) = \(rate)")
-        print(disagreements.sorted { $0.value > $1.value }.prefix(40))
-        #expect(rate >= 0.995)
+        return result
+    }
+
+    @Test func agreesWithTheAirportsReference() throws {
+        let combined = try agreement { try borders.country(at: $0)?.code }
+        let naturalEarth = try agreement { try borders.naturalEarthCountry(at: $0)?.code }
+        print(
+            """
+            countries vs airportsdata: \(combined.agree)/\(combined.total), near a border \(combined.nearBorderAgree)/\(combined.nearBorder) \
+            (\(combined.nearBorderAgreeModuloSovereign) counting territories filed under their sovereign); \
+            Natural Earth alone \(naturalEarth.agree), near a border \(naturalEarth.nearBorderAgree) \
+            (\(naturalEarth.nearBorderAgreeModuloSovereign)); \
+            commonest: \(combined.commonest)
+            """)
+        // Measured 99.82 % of all; near a border 90.8 %, 95.7 % counting the
+        // territories, and 5 of the 18 left are Belgian airports whose
+        // reference coordinates lie in France (EBOS Ostend at 51.1156 N
+        // 2.5144 E; it is at 51.199 N 2.862 E). docs/geodata.md lists the kinds.
+        #expect(combined.rate >= 0.995)
+        #expect(combined.nearBorderRateModuloSovereign >= 0.95)
+        #expect(combined.nearBorderRate > naturalEarth.nearBorderRate)
+        #expect(naturalEarth.rate >= 0.995)
     }
 }
 

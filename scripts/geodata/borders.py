@@ -75,15 +75,27 @@ def country_parts():
     return parts, notes
 
 
+_REGIONS = None
+
+
+def country_regions():
+    """(code, simplified geometry) per country, and the notes; computed once per run."""
+    global _REGIONS
+    if _REGIONS is None:
+        parts, notes = country_parts()
+        by_code = {}
+        for code, polygon in parts:
+            by_code.setdefault(code, []).append(polygon)
+        regions = []
+        for code in sorted(by_code):
+            merged = unary_union(by_code[code])
+            regions.append((code, merged.simplify(TOLERANCE, preserve_topology=True)))
+        _REGIONS = (regions, notes)
+    return _REGIONS
+
+
 def build(data_dir):
-    parts, notes = country_parts()
-    by_code = {}
-    for code, polygon in parts:
-        by_code.setdefault(code, []).append(polygon)
-    regions = []
-    for code in sorted(by_code):
-        merged = unary_union(by_code[code])
-        regions.append((code, merged.simplify(TOLERANCE, preserve_topology=True)))
+    regions, notes = country_regions()
     size = polyindex.write(data_dir / "borders.bin", regions)
     (data_dir / "borders.notes.txt").write_text(
         "How scripts/geodata/borders.py assigned codes to Natural Earth parts\n"
