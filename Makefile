@@ -25,10 +25,12 @@ INSTALL_BIN_DIR ?=
 # Every Debian package the project uses: libraries to build against, and the
 # real gpsd, gpsfake, gpspipe and systemd tools the tests drive. The MQTT
 # tests start their own mosquitto brokers (never the packaged service) and
-# make their TLS certificates with openssl.
+# make their TLS certificates with openssl. The geo lookups read country
+# names from iso-codes and offsets from tzdata at run time (docs/geodata.md).
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
-                libmosquitto-dev mosquitto mosquitto-clients openssl
+                libmosquitto-dev mosquitto mosquitto-clients openssl \
+                iso-codes tzdata
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

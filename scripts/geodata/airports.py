@@ -25,7 +25,8 @@ def build(data_dir):
     (out / "airports-icao.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (out / "airports-icao.csv.LICENSE").write_text(
         "airports-icao.csv is derived from airportsdata "
-        f"{airportsdata.__version__} (PyPI), MIT licence, copyright (c) 2020- Mike Borsetti.\n"
+        f"{airportsdata.__version__} (PyPI), MIT licence, copyright (c) 2020- Mike Borsetti,\n"
+        "which includes data from https://github.com/mwgg/Airports (MIT, copyright (c) 2014 mwgg).\n"
         "Columns: ICAO code, latitude, longitude, ISO 3166-1 country, IANA time zone.\n",
         encoding="utf-8")
-    print(f"  airports.csv: {len(lines) - 1} airports (airportsdata {airportsdata.__version__})")
+    print(f"  airports-icao.csv: {len(lines) - 1} airports (airportsdata {airportsdata.__version__})")
