@@ -4,9 +4,9 @@
 /// the first), and by name (case- and diacritic-insensitive prefix of any
 /// word of any name, and the codes too: its search never found "gb").
 ///
-/// Built from iso-codes' ISO 3166-1 records, which the shell reads at run
-/// time (/usr/share/iso-codes/json/iso_3166-1.json) and hands over parsed,
-/// and data/calling-codes.tsv.
+/// Built from iso-codes' ISO 3166-1 records, read at run time
+/// (/usr/share/iso-codes/json/iso_3166-1.json; the shell reads the file,
+/// `Entry.iso3166(json:)` parses it), and data/calling-codes.tsv.
 public struct CountryTable: Sendable {
     /// One ISO 3166-1 record as iso-codes has it.
     public struct Entry: Hashable, Sendable {

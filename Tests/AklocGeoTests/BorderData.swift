@@ -8,8 +8,10 @@ enum BorderData {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
+    /// A file of the package (or an absolute path), in memory that is never freed.
     static func bytes(_ path: String) -> UnsafeRawBufferPointer {
-        let data = try! Data(contentsOf: root.appendingPathComponent(path))
+        let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : root.appendingPathComponent(path)
+        let data = try! Data(contentsOf: url)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: data.count, alignment: 16)
         _ = data.copyBytes(to: buffer.bindMemory(to: UInt8.self))
         return UnsafeRawBufferPointer(buffer)

@@ -10,14 +10,24 @@ import Testing
         return json["3166-1"]!
     }()
 
-    static let table: CountryTable = {
-        let entries = isoRecords.map {
-            CountryTable.Entry(
-                alpha2: $0["alpha_2"]!, alpha3: $0["alpha_3"]!, numeric: $0["numeric"]!, name: $0["name"]!,
-                officialName: $0["official_name"], commonName: $0["common_name"])
+    nonisolated(unsafe) static let isoJSON = BorderData.bytes("/usr/share/iso-codes/json/iso_3166-1.json")
+
+    static let table = try! CountryTable(
+        entries: CountryTable.Entry.iso3166(json: isoJSON), callingCodes: BorderData.bytes("data/calling-codes.tsv"))
+
+    @Test func isoRecordsParseAsFoundationReadsThem() throws {
+        let entries = try CountryTable.Entry.iso3166(json: Self.isoJSON)
+        #expect(entries.count == Self.isoRecords.count)
+        for (entry, record) in zip(entries, Self.isoRecords) {
+            #expect(entry.alpha2 == record["alpha_2"] && entry.name == record["name"])
+            #expect(entry.officialName == record["official_name"] && entry.commonName == record["common_name"])
         }
-        return try! CountryTable(entries: entries, callingCodes: BorderData.bytes("data/calling-codes.tsv"))
-    }()
+        for bad in ["", "{}", "[]", #"{"3166-1": [{"alpha_2": "NL"}]}"#, #"{"3166-1": [1]}"#, "{\"3166-1\": ["] {
+            _ = Array(bad.utf8).withUnsafeBytes { raw in
+                #expect(throws: GeoDataReader.Error.self, "\(bad)") { try CountryTable.Entry.iso3166(json: raw) }
+            }
+        }
+    }
 
     static let german: MessageCatalog = {
         let data = FileManager.default.contents(atPath: "/usr/share/locale/de/LC_MESSAGES/iso_3166-1.mo")!
