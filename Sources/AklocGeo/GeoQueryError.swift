@@ -1,8 +1,12 @@
-/// A lookup's argument that cannot be answered: the daemon sends it as
-/// `badRequest` naming `field`. Codes are stable; messages are for people.
+/// An argument of a geo lookup (or of a saved place) that is refused: the
+/// daemon sends it as `badRequest` naming `field`. Codes are stable;
+/// messages are for people.
 public struct GeoQueryError: Swift.Error, Hashable, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
+        // Lookups.
         case badCoordinate, emptyQuery, queryTooLong, badLimit, badDistance, badCountryCode
+        // Saved places.
+        case emptyName, nameTooLong, controlCharacter, badRadius, noteTooLong
     }
 
     public var code: Code

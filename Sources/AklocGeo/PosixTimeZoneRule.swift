@@ -1,3 +1,5 @@
+import AklocCore
+
 /// A POSIX TZ rule as a TZif footer carries it (RFC 8536 §3.3), e.g.
 /// "CET-1CEST,M3.5.0,M10.5.0/3" or "<+0330>-3:30": standard and daylight
 /// names and offsets, and when daylight time starts and ends each year
@@ -55,7 +57,7 @@ public struct PosixTimeZoneRule: Hashable, Sendable {
     public func localTime(at unixSeconds: Int64) -> TimeZoneRules.LocalTime {
         guard let daylight, let start, let end else { return standard }
         let seconds = Int(unixSeconds)
-        let year = Self.civil(fromDays: Self.floorDivide(seconds + standard.secondsFromGMT, 86_400)).year
+        let year = FixTime.civil(fromDays: Int64(Self.floorDivide(seconds + standard.secondsFromGMT, 86_400))).0
         // Around New Year the instant can fall in the neighbouring year's rule.
         for candidate in [year - 1, year, year + 1] {
             let begins = Self.instant(of: start, year: candidate) - standard.secondsFromGMT
@@ -104,27 +106,9 @@ public struct PosixTimeZoneRule: Hashable, Sendable {
 
     static func floorDivide(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : -((-a + b - 1) / b) }
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+    /// Days since 1970-01-01 of a date (AklocCore's calendar arithmetic).
     static func days(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = floorDivide(y, 400)
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The inverse (civil_from_days).
-    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = floorDivide(z, 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+        Int(FixTime.days(fromCivil: year, month, day))
     }
 
     /// A cursor over the rule's bytes.
