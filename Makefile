@@ -29,22 +29,25 @@ DBUSPOLICYDIR ?= /etc/dbus-1/system.d
 # Where `make install` takes aklocd and akloc from; empty means a release build.
 INSTALL_BIN_DIR ?=
 
+# `make man` and `make deb`: debian/control's Build-Depends and the
+# build-essential set dpkg-buildpackage checks (all but the Swift toolchain),
+# and what the package test uses: lintian, and man-db for `man --warnings`.
+# In DEB_PACKAGES too, as `make test` builds the package.
+DEB_BUILD_PACKAGES := build-essential scdoc debhelper dpkg-dev pkgconf lintian man-db
+
 # Every Debian package the project uses: libraries to build against, and the
 # real gpsd, gpsfake, gpspipe and systemd tools the tests drive. The MQTT
 # tests start their own mosquitto brokers (never the packaged service) and
-# make their TLS certificates with openssl.
+# make their TLS certificates with openssl. binutils' readelf checks that
+# aklocd links no Foundation (scripts/check-no-foundation.sh).
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
-                libmosquitto-dev mosquitto mosquitto-clients openssl \
+                libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
                 $(DEB_BUILD_PACKAGES)
-# `make man` and `make deb` (debian/control's Build-Depends but the Swift
-# toolchain), and what the package test uses: lintian, and man-db for
-# `man --warnings`. In DEB_PACKAGES too, as `make test` builds the package.
-DEB_BUILD_PACKAGES := scdoc debhelper dpkg-dev pkgconf lintian man-db
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test lint fuzz demo bench bench-quick install uninstall clean man deb
+.PHONY: all deps build test lint fuzz demo bench bench-quick install uninstall clean soak soak-sanitizers man deb
 
 all: build
 
@@ -70,7 +73,38 @@ lint:
 # The suite also runs systemd/check-units.sh and a `make install` into a
 # temporary DESTDIR (Tests/IntegrationTests/ServiceInstallTests.swift).
 test: build lint fuzz
+	scripts/check-no-foundation.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/aklocd"
 	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) --no-parallel -Xswiftc -warnings-as-errors
+
+# The churn test of `make test` (Tests/IntegrationTests/ChurnTests.swift),
+# run longer: SOAK_SECONDS of short-lived clients beside 200 steady
+# subscribers on a looping gpsd replay, against the release daemon.
+SOAK_SECONDS ?= 180
+SOAK_THREADS ?= 6
+soak: build
+	$(SWIFT) build -c release -Xswiftc -warnings-as-errors
+	$(SWIFT) build $(BUILD_FLAGS) --build-tests -Xswiftc -warnings-as-errors
+	AKLOC_REQUIRE_TOOLS=1 AKLOC_BIN_DIR="$$($(SWIFT) build -c release --show-bin-path)" \
+	    AKLOC_CHURN_SECONDS=$(SOAK_SECONDS) AKLOC_CHURN_THREADS=$(SOAK_THREADS) \
+	    $(SWIFT) test $(BUILD_FLAGS) --skip-build --filter ChurnTests
+
+# The same load against aklocd built with the address and the thread
+# sanitizer (each in its own build directory); any report fails the run.
+SANITIZER_BUILD ?= .build-sanitizers
+soak-sanitizers: build
+	$(SWIFT) build $(BUILD_FLAGS) --build-tests -Xswiftc -warnings-as-errors
+	@set -e; for kind in address thread; do \
+	    $(SWIFT) build --build-path $(SANITIZER_BUILD)/$$kind -Xswiftc -sanitize=$$kind --product aklocd; \
+	    reports=$$(mktemp -d); \
+	    echo "soak-sanitizers: $$kind, $(SOAK_SECONDS) s, reports in $$reports"; \
+	    ASAN_OPTIONS=log_path=$$reports/report:detect_leaks=0 TSAN_OPTIONS=log_path=$$reports/report \
+	        AKLOC_REQUIRE_TOOLS=1 AKLOC_CHURN_CHECK_MEMORY=0 \
+	        AKLOC_BIN_DIR="$$($(SWIFT) build --build-path $(SANITIZER_BUILD)/$$kind --show-bin-path)" \
+	        AKLOC_CHURN_SECONDS=$(SOAK_SECONDS) AKLOC_CHURN_THREADS=$(SOAK_THREADS) \
+	        $(SWIFT) test $(BUILD_FLAGS) --skip-build --filter ChurnTests; \
+	    if ls $$reports/report* >/dev/null 2>&1; then cat $$reports/report*; exit 1; fi; \
+	    rm -rf $$reports; \
+	done
 
 # libFuzzer over the request decoder and line framer, a fixed number of runs
 # so CI stays bounded; fails on any crash, leak or broken round trip.

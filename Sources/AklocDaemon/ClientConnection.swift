@@ -1,4 +1,5 @@
 import AklocCore
+import AklocPosix
 import AklocProtocol
 import Dispatch
 
@@ -14,10 +15,8 @@ final class ClientConnection {
     var framer = LineFramer()
     let connectedAt: Instant
 
-    private let readSource: DispatchSourceRead
-    private var writeSource: DispatchSourceWrite?
-    private var writeSuspended = false
-    private(set) var isClosed = false
+    private var writeWatch: FileDescriptor.Watch?
+    var isClosed: Bool { socket.descriptor.isClosing }
 
     init(
         id: SubscriberID, socket: UnixSocket, credentials: UnixSocket.Credentials,
@@ -30,9 +29,7 @@ final class ClientConnection {
         self.identity = identity
         self.isAdmin = isAdmin
         self.connectedAt = connectedAt
-        readSource = DispatchSource.makeReadSource(fileDescriptor: socket.fd, queue: dispatchQueue)
-        readSource.setEventHandler(handler: onReadable)
-        readSource.activate()
+        _ = socket.descriptor.watch(.readable, on: dispatchQueue, handler: onReadable)
     }
 
     enum FlushResult {
@@ -64,38 +61,23 @@ final class ClientConnection {
 
     /// Asks for a callback when the socket is writable again (after `flush` blocked).
     func waitForWritable(queue dispatchQueue: DispatchQueue, handler: @escaping @Sendable () -> Void) {
-        if let writeSource {
-            if writeSuspended {
-                writeSource.resume()
-                writeSuspended = false
-            }
+        guard !isClosed else { return }
+        if let writeWatch {
+            writeWatch.resume()
             return
         }
-        let source = DispatchSource.makeWriteSource(fileDescriptor: socket.fd, queue: dispatchQueue)
-        source.setEventHandler(handler: handler)
-        source.activate()
-        writeSource = source
+        writeWatch = socket.descriptor.watch(.writable, on: dispatchQueue, handler: handler)
     }
 
     /// Stops write callbacks once the queue is drained, so an idle client costs nothing.
     func stopWaitingForWritable() {
-        if let writeSource, !writeSuspended {
-            writeSource.suspend()
-            writeSuspended = true
-        }
+        writeWatch?.suspend()
     }
 
-    /// Cancels both sources and closes the descriptor once dispatch is done with it.
-    func close() {
-        guard !isClosed else { return }
-        isClosed = true
-        if let writeSource {
-            // A source must not be released while suspended.
-            if writeSuspended { writeSource.resume() }
-            writeSource.cancel()
-        }
-        let socket = socket
-        readSource.setCancelHandler { socket.close() }
-        readSource.cancel()
+    /// Cancels both sources; the descriptor is closed once dispatch is done
+    /// with both (`FileDescriptor`), and `then` runs after that.
+    func close(then: (() -> Void)? = nil) {
+        writeWatch = nil
+        socket.close(then: then)
     }
 }

@@ -26,9 +26,9 @@ extension Daemon {
     /// Stop listening instead, until a client leaves (freeing a descriptor)
     /// or a second has passed; waiting peers stay queued in the backlog.
     private func suspendAccepting(_ error: SocketError) {
-        guard !acceptSuspended, let listenSource else { return }
+        guard !acceptSuspended, let listenWatch else { return }
         acceptSuspended = true
-        listenSource.suspend()
+        listenWatch.suspend()
         log(.warning, "accept failed (\(error)): not accepting until a client leaves or for 1 s")
         queue.asyncAfter(deadline: .now() + 1) { [weak self] in
             self?.assumeIsolated { $0.resumeAccepting() }
@@ -36,9 +36,9 @@ extension Daemon {
     }
 
     func resumeAccepting() {
-        guard acceptSuspended, let listenSource else { return }
+        guard acceptSuspended, let listenWatch else { return }
         acceptSuspended = false
-        listenSource.resume()
+        listenWatch.resume()
     }
 
     private func admit(_ socket: UnixSocket, _ credentials: UnixSocket.Credentials) {
@@ -122,10 +122,9 @@ extension Daemon {
     /// The client went away (or must go): tell the engine, free everything.
     func disconnect(_ id: SubscriberID, reason: String?) {
         guard let client = clients.removeValue(forKey: id) else { return }
-        client.close()
-        if acceptSuspended {
-            // After the source's cancel handler has closed the descriptor.
-            queue.async { [weak self] in self?.assumeIsolated { $0.resumeAccepting() } }
+        client.close { [weak self] in
+            // A descriptor is free again: accept can go on after EMFILE.
+            self?.assumeIsolated { $0.resumeAccepting() }
         }
         pendingRequests = pendingRequests.filter { $0.value.client != id }
         if let reason {

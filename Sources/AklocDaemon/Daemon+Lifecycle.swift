@@ -18,10 +18,9 @@ extension Daemon {
             listener = try UnixSocket.listen(path: socketPath, mode: configuration.socket.mode)
         }
         self.listener = listener
-        let source = DispatchSource.makeReadSource(fileDescriptor: listener.fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.assumeIsolated { $0.acceptPending() } }
-        source.activate()
-        listenSource = source
+        listenWatch = listener.descriptor.watch(.readable, on: queue) { [weak self] in
+            self?.assumeIsolated { $0.acceptPending() }
+        }
 
         timer.setEventHandler { [weak self] in self?.assumeIsolated { $0.run(.tick) } }
         timer.schedule(deadline: .distantFuture)
@@ -116,8 +115,8 @@ extension Daemon {
         timer.cancel()
         watchdogTimer?.cancel()
         for signalSource in signalSources { signalSource.cancel() }
-        resumeAccepting()  // a suspended source must not be left suspended
-        listenSource?.cancel()
+        acceptSuspended = false
+        listener?.close()
         if !activatedSocket { unlink(socketPath) }
     }
 }

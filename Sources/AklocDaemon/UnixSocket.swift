@@ -2,10 +2,17 @@ import AklocPosix
 import AklocSystemd
 import Glibc
 
-/// A socket file descriptor with the few calls the server needs; every call
-/// goes through `Syscall.retryingOnEINTR` and fails with a typed `SocketError`.
+/// A socket with the few calls the server needs; every call goes through
+/// `Syscall.retryingOnEINTR` and fails with a typed `SocketError`. The
+/// descriptor is owned by a `FileDescriptor`, which closes it only after
+/// every dispatch source on it is cancelled (issue 18).
 struct UnixSocket {
-    let fd: Int32
+    let descriptor: FileDescriptor
+    var fd: Int32 { descriptor.rawValue }
+
+    init(fd: Int32) {
+        descriptor = FileDescriptor(adopting: fd)
+    }
 
     /// Credentials of the peer process, from SO_PEERCRED at accept (DESIGN §2).
     struct Credentials: Hashable, Sendable {
@@ -119,8 +126,10 @@ struct UnixSocket {
         }
     }
 
-    func close() {
-        Syscall.close(fd)
+    /// Cancels the sources on the socket and closes it once they are gone;
+    /// `then` runs after the close.
+    func close(then: (() -> Void)? = nil) {
+        descriptor.close(then: then)
     }
 }
 

@@ -64,9 +64,13 @@ final class MosquittoClient {
     private let options: Options
     private let queue: DispatchQueue
     private var mosq: OpaquePointer?
-    private var socket: WatchedSocket?
-    private var readSource: DispatchSourceRead?
-    private var writeSource: DispatchSourceWrite?
+    /// A duplicate of libmosquitto's socket for the dispatch sources to
+    /// watch: libmosquitto closes its own descriptor whenever it decides the
+    /// connection is over, possibly while a source is still registered on
+    /// it; the duplicate closes only once every source on it is cancelled.
+    private var socket: FileDescriptor?
+    private var readSource: FileDescriptor.Watch?
+    private var writeSource: FileDescriptor.Watch?
     private var timer: DispatchSourceTimer?
     private var connectDeadline: DispatchTime?
     /// The failure seen inside a libmosquitto call, reported once the call returns.
@@ -91,8 +95,7 @@ final class MosquittoClient {
 
     deinit {
         // Sources are cancelled without their handlers touching `self`.
-        readSource?.cancel()
-        writeSource?.cancel()
+        socket?.close()
         timer?.cancel()
         deferredSource?.cancel()
         if let mosq { mosquitto_destroy(mosq) }
@@ -119,17 +122,12 @@ final class MosquittoClient {
             throw MQTTError(.connectFailed, "cannot connect to \(options.host):\(options.port): \(Self.describe(rc))")
         }
         let fd = mosquitto_socket(handle)
-        guard fd >= 0, let watched = WatchedSocket(duplicating: fd) else {
+        guard fd >= 0, let watched = try? FileDescriptor.duplicate(fd) else {
             release()
             throw MQTTError(.connectFailed, "no socket for \(options.host):\(options.port)")
         }
         socket = watched
-        let read = DispatchSource.makeReadSource(fileDescriptor: watched.fd, queue: queue)
-        read.setEventHandler { [weak self] in self?.readable() }
-        read.setCancelHandler { watched.release() }
-        watched.retain()
-        readSource = read
-        read.resume()
+        readSource = watched.watch(.readable, on: queue) { [weak self] in self?.readable() }
         connectDeadline = .now() + .nanoseconds(Int(options.connectTimeout * 1e9))
         let tick = DispatchSource.makeTimerSource(queue: queue)
         tick.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
@@ -269,12 +267,7 @@ final class MosquittoClient {
         guard let mosq, let socket else { return }
         let wanted = mosquitto_want_write(mosq)
         if wanted, writeSource == nil {
-            let write = DispatchSource.makeWriteSource(fileDescriptor: socket.fd, queue: queue)
-            write.setEventHandler { [weak self] in self?.writable() }
-            socket.retain()
-            write.setCancelHandler { socket.release() }
-            writeSource = write
-            write.resume()
+            writeSource = socket.watch(.writable, on: queue) { [weak self] in self?.writable() }
         } else if !wanted, let writeSource {
             writeSource.cancel()
             self.writeSource = nil
@@ -284,8 +277,7 @@ final class MosquittoClient {
     /// Cancels the sources (the duplicated fd closes once both cancel
     /// handlers ran) and destroys the libmosquitto handle.
     private func release() {
-        readSource?.cancel()
-        writeSource?.cancel()
+        socket?.close()
         timer?.cancel()
         deferredSource?.cancel()
         readSource = nil
@@ -345,32 +337,5 @@ final class MosquittoClient {
     static func describe(_ rc: Int32) -> String {
         if rc == MOSQ_ERR_ERRNO.rawValue { return Errno.current.description }
         return String(cString: mosquitto_strerror(rc))
-    }
-}
-
-/// A duplicate of libmosquitto's socket for the dispatch sources to watch.
-/// libmosquitto closes its own descriptor whenever it decides the
-/// connection is over, possibly while a source is still registered on it;
-/// the duplicate stays open until every source watching it is cancelled, so
-/// a source never watches a closed or reused descriptor.
-private final class WatchedSocket {
-    let fd: Int32
-    private var references = 1
-
-    init?(duplicating original: Int32) {
-        let copy = fcntl(original, F_DUPFD_CLOEXEC, 0)
-        guard copy >= 0 else { return nil }
-        fd = copy
-    }
-
-    func retain() { references += 1 }
-
-    func release() {
-        references -= 1
-        if references == 0 { Syscall.close(fd) }
-    }
-
-    deinit {
-        if references > 0 { Syscall.close(fd) }
     }
 }

@@ -28,14 +28,16 @@ public final class GPSFake: @unchecked Sendable {
     /// Starts gpsfake on `port` (or a free one, retried if taken meanwhile)
     /// and waits, bounded, until its gpsd accepts connections.
     /// `cycle` is gpsfake's `-c` delay per sentence; nil replays at full speed.
+    /// `loop` replays the log over and over (no `-1`) until `stop()`.
     public static func start(
-        log logPath: String, port: UInt16? = nil, cycle: Double? = nil, listenTimeout: Double = 15
+        log logPath: String, port: UInt16? = nil, cycle: Double? = nil, loop: Bool = false, listenTimeout: Double = 15
     ) throws -> GPSFake {
         var lastError = StartError(description: "gpsfake did not start")
         for _ in 0..<(port == nil ? 3 : 1) {
             let chosen = port ?? FreePort.loopbackTCP()
             do {
-                return try GPSFake(logPath: logPath, port: chosen, cycle: cycle, listenTimeout: listenTimeout)
+                return try GPSFake(
+                    logPath: logPath, port: chosen, cycle: cycle, loop: loop, listenTimeout: listenTimeout)
             } catch let error as StartError {
                 lastError = error
             }
@@ -43,13 +45,13 @@ public final class GPSFake: @unchecked Sendable {
         throw lastError
     }
 
-    private init(logPath: String, port: UInt16, cycle: Double?, listenTimeout: Double) throws {
+    private init(logPath: String, port: UInt16, cycle: Double?, loop: Bool, listenTimeout: Double) throws {
         self.port = port
         self.logPath = logPath
         temporaryDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("akloc-gpsfake-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: temporaryDirectory, withIntermediateDirectories: true)
-        var arguments = ["-1", "-p", "-q", "-P", String(port)]
+        var arguments = (loop ? [] : ["-1"]) + ["-p", "-q", "-P", String(port)]
         if let cycle { arguments += ["-c", String(cycle)] }
         arguments.append(logPath)
         do {
