@@ -121,6 +121,7 @@ struct DebianPackageTests {
         try checkInstalledUnits()
         try checkInstalledManualPages()
         try runInstalledDaemonAgainstReplay()
+        try reinstallKeepsTheEditedConfig(deb)
 
         // remove: the program goes, the conffile and the state stay (policy).
         let remove = try DebianPackage.run(
@@ -166,6 +167,10 @@ struct DebianPackageTests {
         let data = (try? FileManager.default.contentsOfDirectory(atPath: "\(Self.root)/data")) ?? []
         for file in data where !file.hasPrefix(".") {
             #expect(files.contains("/usr/share/akloc/\(file)"), "data/\(file) is not in /usr/share/akloc")
+        }
+        let policies = (try? FileManager.default.contentsOfDirectory(atPath: "\(Self.root)/dbus")) ?? []
+        for policy in policies where policy.hasSuffix(".conf") {
+            #expect(files.contains("/usr/share/dbus-1/system.d/\(policy)"), "dbus/\(policy) is not installed")
         }
 
         let user = try DebianPackage.run("getent", ["passwd", "akloc"])
@@ -231,6 +236,25 @@ struct DebianPackageTests {
             let man = try DebianPackage.manWarnings("/usr/share/man/man\(section)/\(page).\(section).gz")
             #expect(man.code == 0 && man.warnings.isEmpty, "man --warnings \(page)(\(section)):\n\(man.warnings)")
         }
+    }
+
+    /// The upgrade path of the maintainer scripts (`configure` with the old
+    /// version): the administrator's config, as `akloc authorize` leaves it,
+    /// is kept with its group and mode, and the state survives.
+    func reinstallKeepsTheEditedConfig(_ deb: String) throws {
+        let path = "/etc/akloc/akloc.conf"
+        let original = try String(contentsOfFile: path, encoding: .utf8)
+        let edited = original + "\n[authorization]\nroot = always\n"
+        try Data(edited.utf8).write(to: URL(fileURLWithPath: path))
+        let reinstall = try DebianPackage.run(
+            "apt-get", Self.apt + ["install", "--reinstall", deb], environment: Self.aptEnvironment, timeout: 600)
+        #expect(reinstall.code == 0, "apt-get install --reinstall:\n\(reinstall.output)")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == edited, "the edited conffile is kept")
+        let conf = Self.mode(path)
+        #expect(conf?.mode == 0o664 && conf?.group == "akloc", "akloc.conf: \(String(describing: conf))")
+        #expect(Self.exists("/var/lib/akloc/state.json"), "the state survives an upgrade")
+        let check = try DebianPackage.run("/usr/bin/aklocd", ["--check-config"])
+        #expect(check.code == 0, "\(check.output)")
     }
 
     /// The installed aklocd as user akloc, with the installed config and
