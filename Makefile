@@ -190,7 +190,8 @@ uninstall:
 	for f in dbus/*.conf; do [ -e "$$f" ] && rm -f "$(DESTDIR)$(DBUSPOLICYDIR)/$${f#dbus/}"; done; true
 
 clean:
-	rm -rf .build
+	rm -rf .build build akloc_*.deb debian/akloc debian/.debhelper debian/files debian/changelog \
+	    debian/*.substvars debian/*.debhelper debian/*.debhelper.log debian/debhelper-build-stamp
 
 # Benchmarks against gpsd (DESIGN §7, bench/): one release run of akloc-bench
 # writes BENCHMARKS.md; bench-quick only checks the harness runs (the test
