@@ -89,17 +89,36 @@ struct DebianPackageManualTests {
             #expect(Self.mentions(flag, in: options), "aklocd(8) OPTIONS does not describe \(flag)")
         }
 
-        // The statuses aklocd exits with, from its entry point's source.
-        let sources = ["Sources/aklocd/main.swift", "Sources/AklocDaemon/DaemonMain.swift"]
-        var statuses: Set<String> = []
-        let pattern = try NSRegularExpression(pattern: #"\b(?:exit|fail)\((\d+)"#)
-        for path in sources {
-            let text = try String(contentsOf: Binaries.packageRoot.appendingPathComponent(path), encoding: .utf8)
-            for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
-                if let range = Range(match.range(at: 1), in: text) { statuses.insert(String(text[range])) }
+        // The statuses aklocd exits with, from its entry point's source:
+        // `exit(0)`, `fail(ExitCode.config, …)`, with ExitCode's names
+        // resolved from Sources/AklocProtocol/ExitCode.swift.
+        func source(_ path: String) throws -> String {
+            try String(contentsOf: Binaries.packageRoot.appendingPathComponent(path), encoding: .utf8)
+        }
+        func captures(_ pattern: String, in text: String) throws -> [[String]] {
+            let expression = try NSRegularExpression(pattern: pattern)
+            return expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { match in
+                (1..<match.numberOfRanges).map { index in
+                    Range(match.range(at: index), in: text).map { String(text[$0]) } ?? ""
+                }
             }
         }
-        #expect(statuses.isSuperset(of: ["0", "64", "78"]), "exit statuses found in \(sources): \(statuses)")
+        var values: [String: String] = [:]
+        for pair in try captures(
+            #"static let (\w+): Int32 = (\d+)"#, in: source("Sources/AklocProtocol/ExitCode.swift"))
+        {
+            values[pair[0]] = pair[1]
+        }
+        let sources = ["Sources/aklocd/main.swift", "Sources/AklocDaemon/DaemonMain.swift"]
+        var statuses: Set<String> = []
+        for path in sources {
+            for call in try captures(#"\b(?:exit|fail)\(\s*(?:(\d+)|ExitCode\.(\w+))"#, in: source(path)) {
+                let status = call[0].isEmpty ? values[call[1]] : call[0]
+                #expect(status != nil, "\(path): ExitCode.\(call[1]) is not in ExitCode.swift")
+                if let status { statuses.insert(status) }
+            }
+        }
+        #expect(statuses.isSuperset(of: ["0", "64", "71", "78"]), "exit statuses found in \(sources): \(statuses)")
         let exitSection = DebianPackage.section("# EXIT STATUS", in: page)
         for status in statuses.sorted() {
             #expect(Self.mentions(status, in: exitSection), "aklocd(8) EXIT STATUS does not describe \(status)")
