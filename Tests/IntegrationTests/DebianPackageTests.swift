@@ -13,15 +13,18 @@ import Testing
 /// a gpsfake replay; the installed akloc reading a fix from it), then
 /// `apt-get remove` (the conffile stays) and `apt-get purge` (nothing stays).
 ///
-/// It installs into the real system, so it needs root, and it refuses to run
-/// where an akloc package is already installed (it would replace and purge
-/// it). The accounts akloc and akloc-admin stay after the purge, as Debian
-/// leaves system users.
+/// It installs into the real system, so it needs root (skipped without,
+/// failed under `AKLOC_REQUIRE_TOOLS=1`), and it refuses to run where an
+/// akloc package is already installed (it would replace and purge it). The
+/// accounts akloc and akloc-admin stay after the purge, as Debian leaves
+/// system users.
 @Suite(
     .serialized,
     .enabled(
-        if: DebianPackage.shouldRun(DebianPackage.packageTools) && (GPSDTools.available || GPSDTools.required),
-        "skipped: \(DebianPackage.missingMessage(DebianPackage.packageTools)) \(GPSDTools.missingMessage)"))
+        if: DebianPackage.shouldRun(DebianPackage.packageTools) && (GPSDTools.available || GPSDTools.required)
+            && (getuid() == 0 || GPSDTools.required),
+        "skipped: needs root, \(DebianPackage.missingMessage(DebianPackage.packageTools)) \(GPSDTools.missingMessage)"
+    ))
 struct DebianPackageTests {
     static let root = Binaries.packageRoot.path
     static let units = ["/usr/lib/systemd/system/akloc.socket", "/usr/lib/systemd/system/aklocd.service"]
