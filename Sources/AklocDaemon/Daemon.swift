@@ -34,7 +34,8 @@ actor Daemon {
     var nextToken: RequestToken = 1
     /// Requests the engine has not answered yet: who asked, with which wire id.
     var pendingRequests: [RequestToken: (client: SubscriberID, id: RequestID?)] = [:]
-    var counters = DaemonStatus.Counters()
+    /// The shell's own counters; the engine keeps fixes, epochs and deliveries.
+    var counters = ShellCounters()
     var configuration: Configuration
     var authorizer: Authorizer
     var users = UserDatabase()
@@ -49,6 +50,9 @@ actor Daemon {
     /// The MQTT forwarder and the engine subscriber it is (Daemon+MQTT.swift).
     var forwarder: (any LocationForwarder)?
     var forwarderID: SubscriberID?
+    /// Sees each location just before the forwarder journals it (a test's
+    /// window on the order of writes; nil in the daemon).
+    var willForward: ((Location) -> Void)?
     var activatedSocket = false
     var engineTimer: (any DaemonTimer)?
     var watchdogTimer: DispatchSourceTimer?
@@ -109,21 +113,24 @@ actor Daemon {
 
     /// Feeds one input to the engine and carries out what it decided.
     func run(_ input: Engine.Input) {
-        let before = engine
-        let outputs = engine.handle(input, at: clock.now())
         // A request that changes durable state (pause, resume, an answer to
         // requestAuthorization) is acknowledged only once it is on disk; when
         // it cannot be saved (ENOSPC, EROFS) it did not happen: the engine
-        // goes back to before it and the requester is told why.
-        if outputs.last == .persist, case .request(let subscriber, let token, _) = input {
-            if let failure = saveState() {
-                engine = before
-                refuse(token, of: subscriber, ProtocolError(.storageFailed, "\(failure); nothing was changed"))
-                return
-            }
-            return perform(outputs, persisted: true)
+        // goes back to before it and the requester is told why. Only those
+        // keep a copy of the engine: on the fix path a copy would make every
+        // mutation of its collections copy them (copy-on-write).
+        guard case .request(let subscriber, let token, let request) = input, request.changesDurableState else {
+            return perform(engine.handle(input, at: clock.now()))
         }
-        perform(outputs)
+        let before = engine
+        let outputs = engine.handle(input, at: clock.now())
+        guard outputs.last == .persist else { return perform(outputs) }
+        if let failure = saveState() {
+            engine = before
+            refuse(token, of: subscriber, ProtocolError(.storageFailed, "\(failure); nothing was changed"))
+            return
+        }
+        perform(outputs, persisted: true)
     }
 
     func perform(_ outputs: [Engine.Output], persisted: Bool = false) {
@@ -131,10 +138,14 @@ actor Daemon {
         // survive a SIGKILL right after the reply.
         if outputs.last == .persist, !persisted { persistState() }
         var departed: [(SubscriberID, ClientServer.Departure)] = []
+        // The forwarder's share is journaled (an fsync) only after every
+        // socket write of this step (DESIGN §8: a journal write never delays
+        // the socket deliveries of the same epoch).
+        var forwarded: [Engine.Event] = []
         for output in outputs {
             switch output {
             case .send(let ids, let event):
-                if let forwarderID, ids.contains(forwarderID) { forward(event) }
+                if let forwarderID, ids.contains(forwarderID) { forwarded.append(event) }
                 // Encoded once, shared by every recipient's queue.
                 let bytes = ServerEncoder.event(event)
                 let stream = Daemon.stream(of: event)
@@ -142,7 +153,6 @@ actor Daemon {
                     guard let client = server.clients[id] else { continue }
                     if let departure = deliver(bytes, stream: stream, to: client) { departed.append((id, departure)) }
                 }
-                if case .didUpdateLocation = event { counters.deliveries += UInt64(ids.count) }
             case .reply(let subscriber, let token, let result):
                 guard let request = pendingRequests.removeValue(forKey: token),
                     let client = server.clients[subscriber], request.client == subscriber
@@ -158,6 +168,7 @@ actor Daemon {
                 break  // done above
             }
         }
+        for event in forwarded { forward(event) }
         for (id, departure) in departed { depart(id, departure) }
         updateServiceStatus()
     }
@@ -191,5 +202,16 @@ actor Daemon {
 
     func arm(_ deadline: Instant?) {
         engineTimer?.schedule(at: deadline, leeway: 0.005)
+    }
+}
+
+extension Engine.Request {
+    /// Whether the engine may answer it with `.persist` (DESIGN §2: pause,
+    /// resume and authorization answers survive a restart).
+    fileprivate var changesDurableState: Bool {
+        switch self {
+        case .pause, .resume, .requestAuthorization: true
+        default: false
+        }
     }
 }
