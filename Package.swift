@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .executable(name: "aklocd", targets: ["aklocd"]),
         .executable(name: "akloc", targets: ["akloc"]),
+        // The client library with AKLocationManager's API (DESIGN §13, docs/clients.md).
+        .library(name: "AKLocationManager", targets: ["AKLocationManager"]),
     ],
     targets: [
         .systemLibrary(
@@ -34,7 +36,7 @@ let package = Package(
         .target(name: "AklocJSON"),
         .target(name: "AklocProtocol", dependencies: ["AklocCore", "AklocJSON"]),
         // Places, countries, time zones: pure lookups over the data in data/ (DESIGN §9).
-        .target(name: "AklocGeo", dependencies: ["AklocCore"]),
+        .target(name: "AklocGeo", dependencies: ["AklocCore", "AklocJSON"]),
         .target(name: "AklocGPSD", dependencies: ["AklocCore", "AklocJSON", "AklocPosix", "CGPS"]),
         .target(name: "AklocSystemd", dependencies: ["AklocCore", "AklocPosix", "CSystemd"]),
         // The MQTT forwarder (docs/mqtt.md); the only module that touches CMosquitto.
@@ -53,6 +55,10 @@ let package = Package(
         .executableTarget(name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"]),
         .executableTarget(name: "akloc", dependencies: ["AklocCore", "AklocJSON", "AklocProtocol"]),
         .target(
+            name: "AKLocationManager", dependencies: ["AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol"]),
+        .executableTarget(
+            name: "where-am-i-swift", dependencies: ["AKLocationManager"], path: "Examples/where-am-i-swift"),
+        .target(
             name: "AklocTestSupport",
             dependencies: ["AklocCore", "AklocProtocol"],
             path: "Tests/AklocTestSupport"
@@ -61,7 +67,7 @@ let package = Package(
         .target(name: "CBench", path: "bench/CBench"),
         .executableTarget(
             name: "akloc-bench",
-            dependencies: ["AklocCore", "AklocJSON", "AklocProtocol", "AklocTestSupport", "CBench"],
+            dependencies: ["AklocCore", "AklocJSON", "AklocProtocol", "AklocGeo", "AklocTestSupport", "CBench"],
             path: "bench/akloc-bench"
         ),
         .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore", "AklocTestSupport"]),
@@ -73,6 +79,8 @@ let package = Package(
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
         .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocPosix", "AklocTestSupport"]),
+        .testTarget(
+            name: "AKLocationManagerTests", dependencies: ["AKLocationManager", "AklocTestSupport"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["AklocCore", "AklocProtocol", "AklocTestSupport"]

@@ -97,21 +97,24 @@ actor Daemon {
 
     /// Feeds one input to the engine and carries out what it decided.
     func run(_ input: Engine.Input) {
-        let before = engine
-        let outputs = engine.handle(input, at: SystemClock.monotonicNow())
         // A request that changes durable state (pause, resume, an answer to
         // requestAuthorization) is acknowledged only once it is on disk; when
         // it cannot be saved (ENOSPC, EROFS) it did not happen: the engine
-        // goes back to before it and the requester is told why.
-        if outputs.last == .persist, case .request(let subscriber, let token, _) = input {
-            if let failure = saveState() {
-                engine = before
-                refuse(token, of: subscriber, ProtocolError(.storageFailed, "\(failure); nothing was changed"))
-                return
-            }
-            return perform(outputs, persisted: true)
+        // goes back to before it and the requester is told why. Only those
+        // keep a copy of the engine: on the fix path a copy would make every
+        // mutation of its collections copy them (copy-on-write).
+        guard case .request(let subscriber, let token, let request) = input, request.changesDurableState else {
+            return perform(engine.handle(input, at: SystemClock.monotonicNow()))
         }
-        perform(outputs)
+        let before = engine
+        let outputs = engine.handle(input, at: SystemClock.monotonicNow())
+        guard outputs.last == .persist else { return perform(outputs) }
+        if let failure = saveState() {
+            engine = before
+            refuse(token, of: subscriber, ProtocolError(.storageFailed, "\(failure); nothing was changed"))
+            return
+        }
+        perform(outputs, persisted: true)
     }
 
     func perform(_ outputs: [Engine.Output], persisted: Bool = false) {
@@ -238,5 +241,16 @@ actor Daemon {
         }
         let delay = max(0, deadline.seconds(since: SystemClock.monotonicNow()))
         timer.schedule(deadline: .now() + .nanoseconds(Int(delay * 1e9)), leeway: .milliseconds(5))
+    }
+}
+
+extension Engine.Request {
+    /// Whether the engine may answer it with `.persist` (DESIGN §2: pause,
+    /// resume and authorization answers survive a restart).
+    fileprivate var changesDurableState: Bool {
+        switch self {
+        case .pause, .resume, .requestAuthorization: true
+        default: false
+        }
     }
 }
