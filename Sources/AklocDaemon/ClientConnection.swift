@@ -1,13 +1,12 @@
 import AklocCore
 import AklocPosix
 import AklocProtocol
-import Dispatch
 
-/// One subscriber's socket: its read and write sources, its outbound queue,
-/// and who it is. Used only on the daemon's queue.
+/// One subscriber's connection: its byte stream, its outbound queue, its
+/// line framer, and who it is. Used only on the daemon's queue.
 final class ClientConnection {
     let id: SubscriberID
-    let socket: UnixSocket
+    let transport: any ClientTransport
     let credentials: UnixSocket.Credentials
     let identity: Authorizer.Identity
     var isAdmin: Bool
@@ -15,21 +14,18 @@ final class ClientConnection {
     var framer = LineFramer()
     let connectedAt: Instant
 
-    private var writeWatch: FileDescriptor.Watch?
-    var isClosed: Bool { socket.descriptor.isClosing }
+    var isClosed: Bool { transport.isClosed }
 
     init(
-        id: SubscriberID, socket: UnixSocket, credentials: UnixSocket.Credentials,
-        identity: Authorizer.Identity, isAdmin: Bool, connectedAt: Instant,
-        queue dispatchQueue: DispatchQueue, onReadable: @escaping @Sendable () -> Void
+        id: SubscriberID, transport: any ClientTransport, credentials: UnixSocket.Credentials,
+        identity: Authorizer.Identity, isAdmin: Bool, connectedAt: Instant
     ) {
         self.id = id
-        self.socket = socket
+        self.transport = transport
         self.credentials = credentials
         self.identity = identity
         self.isAdmin = isAdmin
         self.connectedAt = connectedAt
-        _ = socket.descriptor.watch(.readable, on: dispatchQueue, handler: onReadable)
     }
 
     enum FlushResult {
@@ -38,14 +34,14 @@ final class ClientConnection {
         case failed(SocketError)
     }
 
-    /// Writes queued bytes until the socket would block.
+    /// Writes queued bytes until the stream would block.
     func flush() -> FlushResult {
         var failure: SocketError?
         var blocked = false
         while !blocked, failure == nil {
             let wrote = queue.writeNext { bytes in
                 do throws(SocketError) {
-                    let count = try socket.write(bytes)
+                    let count = try transport.write(bytes)
                     if count == 0 { blocked = true }
                     return count
                 } catch {
@@ -59,25 +55,9 @@ final class ClientConnection {
         return blocked ? .blocked : .drained
     }
 
-    /// Asks for a callback when the socket is writable again (after `flush` blocked).
-    func waitForWritable(queue dispatchQueue: DispatchQueue, handler: @escaping @Sendable () -> Void) {
-        guard !isClosed else { return }
-        if let writeWatch {
-            writeWatch.resume()
-            return
-        }
-        writeWatch = socket.descriptor.watch(.writable, on: dispatchQueue, handler: handler)
-    }
-
-    /// Stops write callbacks once the queue is drained, so an idle client costs nothing.
-    func stopWaitingForWritable() {
-        writeWatch?.suspend()
-    }
-
-    /// Cancels both sources; the descriptor is closed once dispatch is done
-    /// with both (`FileDescriptor`), and `then` runs after that.
+    /// Stops every handler; the stream is released once they are done
+    /// (`FileDescriptor` for a socket), and `then` runs after that.
     func close(then: (() -> Void)? = nil) {
-        writeWatch = nil
-        socket.close(then: then)
+        transport.close(then: then)
     }
 }

@@ -9,22 +9,12 @@ extension Daemon {
     /// once the signal sources are registered. In-process tests pass
     /// `handlingSignals: false`, so the test runner keeps its own SIGTERM,
     /// SIGINT and SIGHUP (and READY=1 is said at once).
-    func start(activatedFD: Int32?, handlingSignals: Bool = true) throws(SocketError) {
-        let listener: UnixSocket
+    func start(activatedFD: Int32?, handlingSignals: Bool = true) throws(ComponentError) {
         if let activatedFD {
-            listener = UnixSocket.adopt(fd: activatedFD)
+            server.listening = .activated(activatedFD)
             activatedSocket = true
-        } else {
-            listener = try UnixSocket.listen(path: socketPath, mode: configuration.socket.mode)
         }
-        self.listener = listener
-        listenWatch = listener.descriptor.watch(.readable, on: queue) { [weak self] in
-            self?.assumeIsolated { $0.acceptPending() }
-        }
-
-        timer.setEventHandler { [weak self] in self?.assumeIsolated { $0.run(.tick) } }
-        timer.schedule(deadline: .distantFuture)
-        timer.activate()
+        engineTimer = clock.makeTimer { [weak self] in self?.assumeIsolated { $0.run(.tick) } }
 
         // Not SIG_IGN first: on Linux libdispatch installs its own handler
         // when it registers a signal source, and until then an ignored
@@ -46,10 +36,23 @@ extension Daemon {
         }
         signal(SIGPIPE, SIG_IGN)
 
-        startSessionMonitor()
-        startSource()
-        startForwarder()
-        log(.notice, "serving \(activatedSocket ? "the socket systemd passed" : socketPath)")
+        attachServer()
+        sessions.onChange = { [weak self] changes in
+            self?.assumeIsolated { daemon in
+                for change in changes { daemon.run(.sessionChanged(uid: change.uid, active: change.active)) }
+            }
+        }
+        // Started in this order, stopped in reverse: clients need the
+        // session monitor, fixes need clients to go to.
+        components = ComponentGroup([sessions, server])
+        try components.start()
+        try startSource()
+        try startForwarder()
+        switch server.listening {
+        case .activated: log(.notice, "serving the socket systemd passed")
+        case .path(let path, _): log(.notice, "serving \(path)")
+        case .none: log(.notice, "serving in-memory clients")
+        }
         if signals.isEmpty { serviceReady() }
     }
 
@@ -62,28 +65,6 @@ extension Daemon {
         switch action {
         case .stop: stop()
         case .reload: reload()
-        }
-    }
-
-    func startSessionMonitor() {
-        if !sessions.tracksSessions {
-            log(
-                .notice,
-                "no logind here (/run/systemd/users or /run/systemd/system is missing): "
-                    + "every user counts as logged in, so whenInUse clients always get fixes")
-            return
-        }
-        do {
-            try sessions.start(on: queue) { [weak self] changes in
-                self?.assumeIsolated { daemon in
-                    for change in changes { daemon.run(.sessionChanged(uid: change.uid, active: change.active)) }
-                }
-            }
-        } catch {
-            log(
-                .warning,
-                "cannot watch login sessions (\(error)): whenInUse clients keep the session state they had when they connected"
-            )
         }
     }
 
@@ -102,21 +83,13 @@ extension Daemon {
         log(.notice, "stopping")
         run(.stopping)
         persistState()
-        // One last non-blocking flush each: a client that cannot take it now
-        // would only delay the exit that systemd is waiting for.
-        for client in clients.values {
-            _ = client.flush()
-            client.close()
-        }
-        clients.removeAll()
-        source?.stop()
-        forwarder?.stop()
-        sessions.stop()
-        timer.cancel()
+        components.stop()
+        source = nil
+        forwarder = nil
+        engineTimer?.cancel()
+        serviceStatusTimer?.cancel()
+        locationSaveTimer?.cancel()
         watchdogTimer?.cancel()
         for signalSource in signalSources { signalSource.cancel() }
-        acceptSuspended = false
-        listener?.close()
-        if !activatedSocket { unlink(socketPath) }
     }
 }

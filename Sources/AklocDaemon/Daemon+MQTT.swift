@@ -8,22 +8,24 @@ extension Daemon {
     /// When `[mqtt]` is enabled: starts the forwarder and makes it one more
     /// engine subscriber, with the forwarder's own throttle policy. It is
     /// root-equivalent (`authorizedAlways`): the administrator configured it.
-    func startForwarder() {
+    func startForwarder() throws(ComponentError) {
         let settings = configuration.mqtt
         guard settings.enabled else { return }
         let logger = logger
         let identity = settings.identityOnThisHost()
-        let forwarder = MQTTForwarder(
-            settings: settings, identity: identity,
-            stateDirectory: stateStore?.directory ?? StateStore.defaultDirectory, queue: queue,
-            version: AklocVersion.string,
-            log: { level, message in logger.log(level, message, ["AKLOC_MQTT": identity.topic]) },
-            wallClock: SystemClock.wallNow)
+        let clock = clock
+        let forwarder =
+            environment.makeForwarder?(settings, identity, queue)
+            ?? MQTTForwarder(
+                settings: settings, identity: identity,
+                stateDirectory: stateStore?.directory ?? StateStore.defaultDirectory, queue: queue,
+                version: AklocVersion.string,
+                log: { level, message in logger.log(level, message, ["AKLOC_MQTT": identity.topic]) },
+                wallClock: { clock.wallNow() })
         self.forwarder = forwarder
-        forwarder.start()
+        try components.append(forwarder)
 
-        let id = nextSubscriberID
-        nextSubscriberID += 1
+        let id = server.reserveID()
         forwarderID = id
         let token = nextToken
         nextToken += 1

@@ -60,10 +60,11 @@ extension Daemon {
         let previousEndpoint = sourceEndpoint
         configuration = new
         authorizer = Authorizer(rules: new.authorization)
+        server.hardLimit = new.socket.clientHardLimit
         engine.configuration = Daemon.engineConfiguration(new)
         users.forget()
         let decisions = engine.persistentState.authorizationDecisions
-        for client in clients.values.sorted(by: { $0.id < $1.id }) {
+        for client in server.clients.values.sorted(by: { $0.id < $1.id }) {
             let identity = users.identity(uid: client.credentials.uid, gid: client.credentials.gid)
             client.isAdmin = authorizer.isAdmin(identity)
             let status = authorizer.status(for: identity, decisions: decisions)

@@ -13,30 +13,38 @@ extension Daemon {
     }
 
     /// Connects to gpsd; the source reconnects by itself from then on.
-    func startSource() {
+    func startSource() throws(ComponentError) {
         let endpoint = sourceEndpoint
         let logger = logger
-        let source = GPSDSource(
-            endpoint: endpoint, device: configuration.gpsd.device, queue: queue,
-            log: { level, message in logger.log(level, message, ["AKLOC_SOURCE": endpoint.sourceName]) })
+        let source =
+            environment.makeSource?(endpoint, configuration.gpsd.device)
+            ?? GPSDSource(
+                endpoint: endpoint, device: configuration.gpsd.device, queue: queue,
+                log: { level, message in logger.log(level, message, ["AKLOC_SOURCE": endpoint.sourceName]) })
         source.onEvent = { [weak self] event in
             self?.assumeIsolated { $0.sourceEvent(event) }
         }
         self.source = source
         source.setWatch(engine.snapshot.watching)
-        source.start()
+        try components.append(source)
     }
 
     /// A reload changed where fixes come from: drops the old connection
     /// (clients hear `sourceDisconnected` if it was up) and starts the new one.
     func replaceSource() {
-        let old = source?.status.name ?? "none"
-        source?.onEvent = nil
-        source?.stop()
+        let old = source?.sourceName ?? "none"
+        if let source {
+            source.onEvent = nil
+            components.remove(source)
+        }
         source = nil
         run(.sourceDisconnected)
-        startSource()
-        log(.notice, "gpsd source changed from \(old) to \(source?.status.name ?? "none")")
+        do {
+            try startSource()
+        } catch {
+            log(.error, "cannot start the new source: \(error)")
+        }
+        log(.notice, "gpsd source changed from \(old) to \(source?.sourceName ?? "none")")
     }
 
     func sourceEvent(_ event: GPSDSource.Event) {
@@ -52,7 +60,7 @@ extension Daemon {
         case .disconnected(let reason):
             counters.sourceDisconnects += 1
             // The source has logged why; this records what clients are told.
-            log(.info, "clients told the source is gone (\(reason))", ["AKLOC_SOURCE": source?.status.name ?? ""])
+            log(.info, "clients told the source is gone (\(reason))", ["AKLOC_SOURCE": source?.sourceName ?? ""])
             run(.sourceDisconnected)
         }
     }

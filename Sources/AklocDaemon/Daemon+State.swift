@@ -16,7 +16,7 @@ extension Daemon {
     func saveState() -> StateStoreError? {
         guard let stateStore else { return nil }
         // Tried either way: a failing disk is not retried once per fix.
-        defer { locationSaves.saved(at: SystemClock.monotonicNow()) }
+        defer { locationSaves.saved(at: clock.now()) }
         do {
             try stateStore.save(engine.persistentState)
             return nil
@@ -28,7 +28,7 @@ extension Daemon {
     /// Answers a pending engine request with an error instead of the engine's reply.
     func refuse(_ token: RequestToken, of subscriber: SubscriberID, _ error: ProtocolError) {
         guard let request = pendingRequests.removeValue(forKey: token), request.client == subscriber,
-            let client = clients[subscriber]
+            let client = server.clients[subscriber]
         else { return }
         log(.error, "\(error.message)")
         var refused = error
@@ -43,25 +43,21 @@ extension Daemon {
     /// SIGKILL or power loss keeps a recent one. Runs after the fix was
     /// delivered, so the write never delays a client.
     func scheduleLocationSave() {
-        guard stateStore != nil, let deadline = locationSaves.fixArrived(at: SystemClock.monotonicNow()) else {
+        guard stateStore != nil, let deadline = locationSaves.fixArrived(at: clock.now()) else {
             return
         }
-        let timer: DispatchSourceTimer
+        let timer: any DaemonTimer
         if let existing = locationSaveTimer {
             timer = existing
         } else {
-            timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.setEventHandler { [weak self] in
+            timer = clock.makeTimer { [weak self] in
                 self?.assumeIsolated { daemon in
                     // Covered already when something else saved meanwhile.
                     if daemon.locationSaves.isPending { daemon.persistState() }
                 }
             }
-            timer.activate()
             locationSaveTimer = timer
         }
-        let delay = max(0, deadline.seconds(since: SystemClock.monotonicNow()))
-        timer.schedule(
-            deadline: .now() + .nanoseconds(Int(delay * 1e9)), leeway: delay == 0 ? .milliseconds(10) : .seconds(1))
+        timer.schedule(at: deadline, leeway: deadline <= clock.now() ? 0.01 : 1)
     }
 }

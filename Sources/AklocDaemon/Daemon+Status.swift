@@ -7,7 +7,7 @@ extension Daemon {
     /// authorized, or whenInUse without an active session) sees no fix.
     func status(for client: ClientConnection) -> DaemonStatus {
         let snapshot = engine.snapshot
-        let now = SystemClock.monotonicNow()
+        let now = clock.now()
         var fix: DaemonStatus.Fix?
         let allowed = engine.mayReceiveLocations(client.id)
         if allowed, let location = snapshot.lastFix {
@@ -17,7 +17,7 @@ extension Daemon {
         return DaemonStatus(
             state: snapshot.state, paused: snapshot.paused, uptimeSeconds: now.seconds(since: startedAt),
             source: DaemonStatus.Source(
-                name: source?.status.name ?? configuration.gpsd.sourceName, connected: snapshot.source != nil),
+                name: source?.sourceName ?? configuration.gpsd.sourceName, connected: snapshot.source != nil),
             fix: fix,
             // The forwarder is an engine subscriber but not a client.
             clients: DaemonStatus.Clients(
@@ -41,7 +41,7 @@ extension Daemon {
     func age(of location: Location, receivedAt: Instant?, now: Instant) -> Double {
         if let receivedAt { return now.seconds(since: receivedAt) }
         guard let wall = location.receivedAt else { return 0 }
-        let current = SystemClock.wallNow()
+        let current = clock.wallNow()
         return Double(current.secondsSince1970 - wall.secondsSince1970)
             + Double(current.nanoseconds - wall.nanoseconds) / 1e9
     }

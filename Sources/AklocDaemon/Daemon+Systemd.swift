@@ -26,15 +26,18 @@ extension Daemon {
     func updateServiceStatus() {
         guard notifier.isEnabled, !serviceStatusPending else { return }
         serviceStatusPending = true
-        queue.asyncAfter(deadline: .now() + .milliseconds(200)) { [weak self] in
-            self?.assumeIsolated { daemon in
-                daemon.serviceStatusPending = false
-                let line = daemon.serviceStatusLine()
-                guard line != daemon.lastServiceStatus else { return }
-                daemon.lastServiceStatus = line
-                daemon.notify { try daemon.notifier.status(line) }
+        if serviceStatusTimer == nil {
+            serviceStatusTimer = clock.makeTimer { [weak self] in
+                self?.assumeIsolated { daemon in
+                    daemon.serviceStatusPending = false
+                    let line = daemon.serviceStatusLine()
+                    guard line != daemon.lastServiceStatus else { return }
+                    daemon.lastServiceStatus = line
+                    daemon.notify { try daemon.notifier.status(line) }
+                }
             }
         }
+        serviceStatusTimer?.schedule(at: clock.now().advanced(bySeconds: 0.2), leeway: 0.05)
     }
 
     func serviceStopping() {

@@ -11,16 +11,26 @@ import Dispatch
 /// the listening socket, clients, gpsd, signals and the engine's timer all fire
 /// on that queue and enter the actor with `assumeIsolated`, so there are no
 /// locks and Swift 6 checks every access.
+/// The imperative shell (DESIGN §1): the engine and the components around
+/// it (client server, session monitor, gpsd source, MQTT forwarder), all on
+/// one serial DispatchQueue that is this actor's executor. Each component
+/// owns its own state and reaches the engine only through the daemon
+/// (`run`); DispatchSource handlers on the queue enter the actor with
+/// `assumeIsolated`, so there are no locks and Swift 6 checks every access.
+/// Time and the client transport are injected (`DaemonEnvironment`), so
+/// a test can run the whole daemon on virtual time.
 actor Daemon {
     nonisolated let executor: QueueExecutor
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     nonisolated var queue: DispatchQueue { executor.queue }
 
     var engine: Engine
-    var clients: [SubscriberID: ClientConnection] = [:]
-    /// Live connections per uid: the session monitor watches a uid while it has one.
-    var clientsPerUID: [UInt32: Int] = [:]
-    var nextSubscriberID: SubscriberID = 1
+    let clock: any DaemonClock
+    let environment: DaemonEnvironment
+    /// Started in this order, stopped in reverse (Daemon+Lifecycle.swift).
+    var components = ComponentGroup()
+    let server: ClientServer
+    let sessions: SessionTracker
     var nextToken: RequestToken = 1
     /// Requests the engine has not answered yet: who asked, with which wire id.
     var pendingRequests: [RequestToken: (client: SubscriberID, id: RequestID?)] = [:]
@@ -33,47 +43,53 @@ actor Daemon {
     let configPath: String?
     let logger: Logger
     let notifier = SystemdNotifier()
-    let sessions: any SessionMonitor
     let stateStore: StateStore?
     let startedAt: Instant
 
-    var source: GPSDSource?
+    var source: (any FixSource)?
     /// The MQTT forwarder and the engine subscriber it is (Daemon+MQTT.swift).
-    var forwarder: MQTTForwarder?
+    var forwarder: (any LocationForwarder)?
     var forwarderID: SubscriberID?
     /// Sees each location just before the forwarder journals it (a test's
     /// window on the order of writes; nil in the daemon).
     var willForward: ((Location) -> Void)?
-    var listener: UnixSocket?
-    var listenWatch: FileDescriptor.Watch?
-    /// The listening source is suspended after a failed accept (see `acceptPending`).
-    var acceptSuspended = false
     var activatedSocket = false
-    let timer: DispatchSourceTimer
+    var engineTimer: (any DaemonTimer)?
     var watchdogTimer: DispatchSourceTimer?
     var signalSources: [DispatchSourceSignal] = []
     var stopping = false
     var lastServiceStatus = ""
     var serviceStatusPending = false
+    var serviceStatusTimer: (any DaemonTimer)?
     var locationSaves = LocationSaveSchedule()
-    var locationSaveTimer: DispatchSourceTimer?
+    var locationSaveTimer: (any DaemonTimer)?
 
     init(
         options: DaemonOptions, configuration: Configuration, configPath: String?, engine: Engine,
-        stateStore: StateStore?, sessions: any SessionMonitor, logger: Logger
+        stateStore: StateStore?, sessions: any SessionMonitor, logger: Logger,
+        environment: DaemonEnvironment = DaemonEnvironment()
     ) {
         executor = QueueExecutor(label: "akloc.daemon")
         self.options = options
         self.configuration = configuration
-        socketPath = options.socketPath ?? configuration.socket.path
+        let socketPath = options.socketPath ?? configuration.socket.path
+        self.socketPath = socketPath
         self.configPath = configPath
         self.stateStore = stateStore
-        self.sessions = sessions
         self.logger = logger
+        self.environment = environment
         authorizer = Authorizer(rules: configuration.authorization)
         self.engine = engine
-        startedAt = SystemClock.monotonicNow()
-        timer = DispatchSource.makeTimerSource(queue: executor.queue)
+        let clock = environment.makeClock(executor.queue)
+        self.clock = clock
+        startedAt = clock.now()
+        let log: (LogLevel, String, KeyValuePairs<String, String>) -> Void = { level, message, fields in
+            logger.log(level, message, fields)
+        }
+        server = ClientServer(
+            listening: environment.listening ?? .path(socketPath, mode: configuration.socket.mode),
+            hardLimit: configuration.socket.clientHardLimit, queue: executor.queue, clock: clock, log: log)
+        self.sessions = SessionTracker(monitor: sessions, queue: executor.queue, log: log)
     }
 
     static func engineConfiguration(_ configuration: Configuration) -> Engine.Configuration {
@@ -104,10 +120,10 @@ actor Daemon {
         // keep a copy of the engine: on the fix path a copy would make every
         // mutation of its collections copy them (copy-on-write).
         guard case .request(let subscriber, let token, let request) = input, request.changesDurableState else {
-            return perform(engine.handle(input, at: SystemClock.monotonicNow()))
+            return perform(engine.handle(input, at: clock.now()))
         }
         let before = engine
-        let outputs = engine.handle(input, at: SystemClock.monotonicNow())
+        let outputs = engine.handle(input, at: clock.now())
         guard outputs.last == .persist else { return perform(outputs) }
         if let failure = saveState() {
             engine = before
@@ -121,7 +137,7 @@ actor Daemon {
         // Durable before anyone hears of it: an acknowledged `pause` must
         // survive a SIGKILL right after the reply.
         if outputs.last == .persist, !persisted { persistState() }
-        var departed: [(SubscriberID, Departure)] = []
+        var departed: [(SubscriberID, ClientServer.Departure)] = []
         // The forwarder's share is journaled (an fsync) only after every
         // socket write of this step (DESIGN §8: a journal write never delays
         // the socket deliveries of the same epoch).
@@ -134,12 +150,12 @@ actor Daemon {
                 let bytes = ServerEncoder.event(event)
                 let stream = Daemon.stream(of: event)
                 for id in ids {
-                    guard let client = clients[id] else { continue }
+                    guard let client = server.clients[id] else { continue }
                     if let departure = deliver(bytes, stream: stream, to: client) { departed.append((id, departure)) }
                 }
             case .reply(let subscriber, let token, let result):
                 guard let request = pendingRequests.removeValue(forKey: token),
-                    let client = clients[subscriber], request.client == subscriber
+                    let client = server.clients[subscriber], request.client == subscriber
                 else { continue }
                 if let departure = deliver(ServerEncoder.reply(id: request.id, result), to: client) {
                     departed.append((subscriber, departure))
@@ -163,84 +179,29 @@ actor Daemon {
         event.coalescingKey?.hashValue
     }
 
-    /// Why a client leaves while the daemon writes to it.
-    enum Departure: Sendable {
-        /// The daemon lets it go (a slow reader past the cap, a failed write).
-        case dropped(String)
-        /// The peer had already closed (EPIPE, ECONNRESET): an ordinary
-        /// disconnect whose end of file the daemon had not read yet, not a drop.
-        case closedByPeer
+    func depart(_ id: SubscriberID, _ departure: ClientServer.Departure) {
+        server.depart(id, departure)
     }
 
-    static func departure(after error: SocketError) -> Departure {
-        error.isPeerGone ? .closedByPeer : .dropped("write failed: \(error)")
-    }
-
-    func depart(_ id: SubscriberID, _ departure: Departure) {
-        switch departure {
-        case .dropped(let reason): drop(id, reason: reason)
-        case .closedByPeer: disconnect(id, reason: nil)
-        }
-    }
-
-    /// Queues bytes for a client and writes what the socket takes now.
-    /// Returns how the client leaves, if writing showed it must.
-    func deliver(_ bytes: [UInt8], stream: OutboundQueue.StreamKey? = nil, to client: ClientConnection) -> Departure? {
-        guard !client.isClosed else { return nil }
-        // Fast path (most clients, most of the time): nothing is waiting, so
-        // write the shared bytes straight away and queue only what the socket
-        // did not take. Its write source is already suspended.
-        var result = ClientConnection.FlushResult.blocked
-        if client.queue.isEmpty {
-            let written: Int
-            let attempt = bytes.withUnsafeBytes { buffer in
-                Result { () throws(SocketError) in try client.socket.write(buffer) }
-            }
-            switch attempt {
-            case .success(let count): written = count
-            case .failure(let error): return Daemon.departure(after: error)
-            }
-            if written == bytes.count { return nil }
-            client.queue.enqueueRemainder(of: bytes, written: written, stream: stream)
-        } else {
-            if client.queue.enqueue(bytes, stream: stream) { counters.eventsCoalesced += 1 }
-            result = client.flush()
-        }
-        switch result {
-        case .drained:
-            client.stopWaitingForWritable()
-        case .blocked:
-            if client.queue.queuedBytes > configuration.socket.clientHardLimit {
-                return .dropped(
-                    "slow reader: \(client.queue.queuedBytes) bytes queued, "
-                        + "over the limit of \(configuration.socket.clientHardLimit)")
-            }
-            let id = client.id
-            client.waitForWritable(queue: queue) { [weak self] in
-                self?.assumeIsolated { $0.clientWritable(id) }
-            }
-        case .failed(let error):
-            return Daemon.departure(after: error)
-        }
-        return nil
-    }
-
-    func clientWritable(_ id: SubscriberID) {
-        guard let client = clients[id] else { return }
-        switch client.flush() {
-        case .drained: client.stopWaitingForWritable()
-        case .blocked: break
-        case .failed(let error): depart(id, Daemon.departure(after: error))
+    /// Sends bytes to a client through the server (`ClientServer.send`).
+    /// Returns how the client leaves, if writing showed it must; the caller
+    /// departs it once its own step is done.
+    func deliver(
+        _ bytes: [UInt8], stream: OutboundQueue.StreamKey? = nil, to client: ClientConnection
+    ) -> ClientServer.Departure? {
+        switch server.send(bytes, stream: stream, to: client) {
+        case .coalesced:
+            counters.eventsCoalesced += 1
+            return nil
+        case .mustLeave(let departure):
+            return departure
+        case .written, .queued, .notConnected:
+            return nil
         }
     }
 
     func arm(_ deadline: Instant?) {
-        guard let deadline else {
-            timer.schedule(deadline: .distantFuture)
-            return
-        }
-        let delay = max(0, deadline.seconds(since: SystemClock.monotonicNow()))
-        timer.schedule(deadline: .now() + .nanoseconds(Int(delay * 1e9)), leeway: .milliseconds(5))
+        engineTimer?.schedule(at: deadline, leeway: 0.005)
     }
 }
 

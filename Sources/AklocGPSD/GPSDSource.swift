@@ -65,8 +65,9 @@ public final class GPSDSource {
     private let wallClock: () -> FixTime
     private let random: () -> Double
 
-    private var started = false
-    private var backoff: Backoff
+    /// Stopped, connecting, connected or waiting to retry (AklocCore's `Reconnect`).
+    private var reconnect: Reconnect
+    private var started: Bool { reconnect.state != .stopped }
     private var selector: DeviceSelector
     private var connection: LibGPSConnection?
     private var readSource: DispatchSourceRead?
@@ -77,8 +78,6 @@ public final class GPSDSource {
     /// Bumped on every connect and teardown, so a callback from an old
     /// connection (or re-entry from `onEvent`) never acts on a newer one.
     private var generation: UInt64 = 0
-    /// What was last announced, so each outage yields one `.disconnected`.
-    private var announcedConnected: Bool?
 
     public init(
         endpoint: GPSDEndpoint = GPSDEndpoint(), device: String? = nil, queue: DispatchQueue,
@@ -95,7 +94,7 @@ public final class GPSDSource {
         self.clock = clock
         self.wallClock = wallClock
         self.random = random
-        self.backoff = backoff
+        self.reconnect = Reconnect(backoff: backoff)
         self.handshakeTimeout = handshakeTimeout
         self.selector = DeviceSelector(pinnedDevice: device)
         self.status = Status(
@@ -123,9 +122,7 @@ public final class GPSDSource {
     /// Connects now, and keeps reconnecting until `stop()`.
     public func start() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !started else { return }
-        started = true
-        backoff.reset()
+        guard reconnect.start(at: clock()) == .connect else { return }
         status.reconnectAttempts = 0
         connect()
     }
@@ -150,10 +147,9 @@ public final class GPSDSource {
     public func stop() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard started else { return }
-        started = false
+        reconnect.stop()
         tearDown()
         cancelTimer()
-        announcedConnected = nil
         status.connected = false
         log(.info, "gpsd source stopped")
     }
@@ -206,23 +202,31 @@ public final class GPSDSource {
         tearDown()
         status.connected = false
         status.lastError = error
-        status.reconnectAttempts += 1
-        let firstFailure = announcedConnected != false
+        guard case .retry(_, let delay, let firstFailure) = reconnect.failed(at: clock(), unitRandom: random()) else {
+            log(.debug, "gpsd source: \(error.message) [\(error.code.rawValue)]")
+            return
+        }
+        status.reconnectAttempts = reconnect.failures
         log(firstFailure ? .warning : .debug, "gpsd source: \(error.message) [\(error.code.rawValue)]")
         if firstFailure {
-            announcedConnected = false
             onEvent?(.disconnected(reason: wasConnected ? error.message : "gpsd unavailable: \(error.message)"))
         }
-        guard started else { return }
-        let delay = backoff.nextDelay(unitRandom: random())
         log(
             firstFailure ? .info : .debug,
             "reconnecting to gpsd at \(endpoint) in \(Int((delay * 1000).rounded())) ms (attempt \(status.reconnectAttempts))"
         )
+        armRetry(after: delay)
+    }
+
+    private func armRetry(after delay: Double) {
         armTimer(after: delay) { [weak self] in
             guard let self else { return }
             self.cancelTimer()
-            self.connect()
+            switch self.reconnect.timerFired(at: self.clock()) {
+            case .connect: self.connect()
+            case .retry(_, let rest, _): self.armRetry(after: rest)
+            case .none: break
+            }
         }
     }
 
@@ -299,12 +303,11 @@ public final class GPSDSource {
 
     private func handshakeDone(release: String) {
         cancelTimer()
-        backoff.reset()
+        _ = reconnect.connected(at: clock())
         status.connected = true
         status.reconnectAttempts = 0
         status.gpsdRelease = release.isEmpty ? nil : release
         log(.info, "connected to gpsd \(release) at \(endpoint)")
-        announcedConnected = true
         onEvent?(.connected(name: status.name))
     }
 

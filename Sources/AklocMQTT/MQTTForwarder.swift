@@ -48,11 +48,27 @@ public final class MQTTForwarder {
 
     private let journal: QueueJournal
     private var pending: ForwardQueue
-    private var client: MosquittoClient?
+    private var client: (any MQTTConnection)?
+    /// Makes each connection attempt's client: libmosquitto here, a
+    /// scripted broker in the embedded-daemon tests.
+    var makeConnection: (MosquittoClient.Options, DispatchQueue) -> any MQTTConnection = {
+        MosquittoClient(options: $0, queue: $1)
+    }
+    /// Arms the retry timer; returns what cancels it. Dispatch here, the
+    /// manual clock in the embedded-daemon tests.
+    var scheduleRetry: (_ delay: Double, _ queue: DispatchQueue, _ handler: @escaping () -> Void) -> () -> Void = {
+        delay, queue, handler in
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .nanoseconds(Int((delay * 1e9).rounded())))
+        timer.setEventHandler(handler: handler)
+        timer.resume()
+        return { timer.cancel() }
+    }
     // A broker is usually further away and busier than gpsd: start slower, cap at 30 s.
-    private var backoff = Backoff(initial: 0.5, maximum: 30, jitter: 0.25)
-    private var reconnectTimer: DispatchSourceTimer?
-    private var started = false
+    private var reconnect = Reconnect(backoff: Backoff(initial: 0.5, maximum: 30, jitter: 0.25))
+    private var cancelRetry: (() -> Void)?
+    private var started: Bool { reconnect.state != .stopped }
+    private let clock: () -> Instant
     private var connectedOnce = false
     /// Seqs published on some connection and not yet acknowledged: sending one
     /// again counts as a possible duplicate.
@@ -67,8 +83,10 @@ public final class MQTTForwarder {
         settings: MQTTSettings, identity: MQTTSettings.Identity, stateDirectory: String, queue: DispatchQueue,
         version: String, log: @escaping (LogLevel, String) -> Void,
         wallClock: @escaping () -> FixTime,
-        random: @escaping () -> Double = { Double.random(in: 0..<1) }
+        random: @escaping () -> Double = { Double.random(in: 0..<1) },
+        clock: @escaping () -> Instant = { Instant(nanoseconds: PosixClock.monotonic.nanoseconds()) }
     ) {
+        self.clock = clock
         self.settings = settings
         self.identity = identity
         self.queue = queue
@@ -81,7 +99,7 @@ public final class MQTTForwarder {
     }
 
     deinit {
-        reconnectTimer?.cancel()
+        cancelRetry?()
     }
 
     public var status: Status {
@@ -100,8 +118,7 @@ public final class MQTTForwarder {
     /// runs from memory: fixes still flow, they just do not survive a restart.
     public func start() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !started else { return }
-        started = true
+        guard reconnect.start(at: clock()) == .connect else { return }
         do {
             let loaded = try journal.open()
             for warning in loaded.warnings { log(.warning, "\(journal.path): \(warning)") }
@@ -146,9 +163,9 @@ public final class MQTTForwarder {
     public func stop() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard started else { return }
-        started = false
-        reconnectTimer?.cancel()
-        reconnectTimer = nil
+        reconnect.stop()
+        cancelRetry?()
+        cancelRetry = nil
         if let client, client.isConnected {
             _ = try? client.publish(statusMessage(online: false))
         }
@@ -160,8 +177,8 @@ public final class MQTTForwarder {
 
     private func connect() {
         guard started else { return }
-        reconnectTimer?.cancel()
-        reconnectTimer = nil
+        cancelRetry?()
+        cancelRetry = nil
         var password = settings.password
         if let file = settings.passwordFile {
             do {
@@ -181,7 +198,7 @@ public final class MQTTForwarder {
                 topic: identity.topic, payload: OwnTracksPayload.lastWill(connectedAt: wallClock()),
                 qos: Int32(settings.qos), retain: false),
             connectTimeout: Double(max(10, min(settings.keepalive, 30))))
-        let client = MosquittoClient(options: options, queue: queue)
+        let client = makeConnection(options, queue)
         client.onEvent = { [weak self, weak client] event in
             // Only the current connection's events: message ids restart at 1
             // with every connection.
@@ -200,7 +217,7 @@ public final class MQTTForwarder {
     private func clientEvent(_ event: MosquittoClient.Event) {
         switch event {
         case .connected:
-            backoff.reset()
+            _ = reconnect.connected(at: clock())
             lastError = nil
             log(
                 connectedOnce ? .info : .notice,
@@ -226,23 +243,30 @@ public final class MQTTForwarder {
     }
 
     private func retryLater(_ error: MQTTError) {
-        let first = lastError == nil
         lastError = error
-        guard started else { return }
-        let delay = backoff.nextDelay(unitRandom: random())
+        guard case .retry(_, let delay, let first) = reconnect.failed(at: clock(), unitRandom: random()) else {
+            return
+        }
         log(
             first ? .warning : .debug,
             "MQTT: \(error); retrying in \(Int((delay * 1000).rounded())) ms (\(pending.count) queued)")
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .nanoseconds(Int((delay * 1e9).rounded())))
-        timer.setEventHandler { [weak self] in
+        armRetry(after: delay)
+    }
+
+    private func armRetry(after delay: Double) {
+        cancelRetry?()
+        cancelRetry = scheduleRetry(delay, queue) { [weak self] in
             guard let self else { return }
-            self.applyDrops(self.pending.expire(at: self.wallClock()))
-            self.connect()
+            switch self.reconnect.timerFired(at: self.clock()) {
+            case .connect:
+                self.applyDrops(self.pending.expire(at: self.wallClock()))
+                self.connect()
+            case .retry(_, let rest, _):
+                self.armRetry(after: rest)
+            case .none:
+                break
+            }
         }
-        reconnectTimer?.cancel()
-        reconnectTimer = timer
-        timer.resume()
     }
 
     /// Publishes queued fixes, oldest first, as far as the window allows.

@@ -20,7 +20,18 @@ import Glibc
 ///
 /// Confinement: every method must be called on `queue`, and every callback
 /// runs on it. Not Sendable.
-final class MosquittoClient {
+/// One MQTT connection as the forwarder drives it.
+protocol MQTTConnection: AnyObject {
+    var onEvent: ((MosquittoClient.Event) -> Void)? { get set }
+    var isConnected: Bool { get }
+    /// Starts an attempt; `.connected` or `.disconnected` follows.
+    func connect() throws(MQTTError)
+    /// Queues a message; returns its message id.
+    func publish(_ message: MosquittoClient.Message) throws(MQTTError) -> Int32
+    func disconnect()
+}
+
+final class MosquittoClient: MQTTConnection {
     enum Event {
         /// CONNACK accepted.
         case connected

@@ -39,9 +39,9 @@ final class InProcessDaemon {
             stateStore: withState ? StateStore(directory: directory.appendingPathComponent("state").path) : nil,
             sessions: sessions, logger: Logger(minimumLevel: .warning))
         let daemon = daemon
-        let failure: SocketError? = daemon.queue.sync {
+        let failure: ComponentError? = daemon.queue.sync {
             daemon.assumeIsolated { daemon in
-                do throws(SocketError) {
+                do throws(ComponentError) {
                     try daemon.start(activatedFD: nil, handlingSignals: false)
                     return nil
                 } catch {

@@ -9,14 +9,15 @@ import Testing
 @Suite struct DepartureTests {
     @Test(arguments: [EPIPE, ECONNRESET])
     func aPeerThatClosedIsNotDropped(errno: Int32) {
-        guard case .closedByPeer = Daemon.departure(after: SocketError(.write, path: nil, errno: errno)) else {
+        guard case .closedByPeer = ClientServer.departure(after: SocketError(.write, path: nil, errno: errno)) else {
             Issue.record("errno \(errno) counted as a drop")
             return
         }
     }
 
     @Test func otherWriteFailuresAreDrops() {
-        guard case .dropped(let reason) = Daemon.departure(after: SocketError(.write, path: nil, errno: EIO)) else {
+        guard case .dropped(let reason) = ClientServer.departure(after: SocketError(.write, path: nil, errno: EIO))
+        else {
             Issue.record("EIO is not a drop")
             return
         }

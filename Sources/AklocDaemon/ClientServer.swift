@@ -1,0 +1,333 @@
+import AklocCore
+import AklocPosix
+import AklocProtocol
+import Dispatch
+import Glibc
+
+/// The client server: the listening socket, every connection, and their
+/// outbound queues. It owns the slow-reader rules (coalescing, the hard
+/// limit) and the accept back-off; what a request means, who may have
+/// fixes and what the engine is told is the daemon's, reached through
+/// `Handlers` on the daemon's queue.
+///
+/// Confinement: every method on the daemon's queue.
+final class ClientServer: Component {
+    let name = "client server"
+
+    /// Where clients come from.
+    enum Listening {
+        /// Bind `path` with `mode` (removed again at stop).
+        case path(String, mode: UInt32)
+        /// The listening socket systemd passed in.
+        case activated(Int32)
+        /// None: clients are handed in with `accepted` (the embedded-daemon tests).
+        case none
+    }
+
+    /// What the daemon does when the server hears something. Only
+    /// Sendable values cross, so the daemon's handlers can enter its actor.
+    struct Handlers {
+        /// Who a new connection is: its identity and whether it is an administrator.
+        var identify: (UnixSocket.Credentials) -> (Authorizer.Identity, isAdmin: Bool) = {
+            (Authorizer.Identity(uid: $0.uid, userName: nil, groupNames: []), false)
+        }
+        /// A connection was admitted as a client (the daemon says hello, tells the engine).
+        var admitted: (SubscriberID) -> Void = { _ in }
+        /// One complete request line.
+        var line: ([UInt8], SubscriberID) -> Void = { _, _ in }
+        /// A line over the framer's limit (the server answers and closes).
+        var lineTooLong: (SubscriberID) -> Void = { _ in }
+        /// The server lets a client go (slow reader, failed read or write).
+        var dropped: (SubscriberID) -> Void = { _ in }
+        /// A client is gone, for whatever reason: it is no longer in `clients`.
+        var gone: (SubscriberID, UnixSocket.Credentials) -> Void = { _, _ in }
+    }
+
+    /// Why a client leaves while the daemon writes to it.
+    enum Departure: Sendable, Equatable {
+        /// The daemon lets it go (a slow reader past the cap, a failed write).
+        case dropped(String)
+        /// The peer had already closed (EPIPE, ECONNRESET): an ordinary
+        /// disconnect whose end of file the daemon had not read yet, not a drop.
+        case closedByPeer
+    }
+
+    /// What became of bytes given to `send`.
+    enum SendOutcome: Equatable {
+        /// All written to the stream now.
+        case written
+        /// Queued behind what the client has not read yet.
+        case queued
+        /// Queued, replacing an unsent location event of the same stream.
+        case coalesced
+        /// The client must leave (the caller departs it once its step is done).
+        case mustLeave(Departure)
+        /// The client is closed or unknown; nothing was sent.
+        case notConnected
+    }
+
+    var handlers = Handlers()
+    /// Bytes a client may have queued before it is dropped (`[socket] client_hard_limit`).
+    var hardLimit: Int
+    private(set) var clients: [SubscriberID: ClientConnection] = [:]
+    private var nextID: SubscriberID = 1
+
+    var listening: Listening
+    private let queue: DispatchQueue
+    private let clock: any DaemonClock
+    private let logger: (LogLevel, String, KeyValuePairs<String, String>) -> Void
+    private var listener: UnixSocket?
+    private var listenWatch: FileDescriptor.Watch?
+    /// The listening source is suspended after a failed accept (see `acceptPending`).
+    private var acceptSuspended = false
+    private var acceptRetry: (any DaemonTimer)?
+
+    init(
+        listening: Listening, hardLimit: Int, queue: DispatchQueue, clock: any DaemonClock,
+        log: @escaping (LogLevel, String, KeyValuePairs<String, String>) -> Void
+    ) {
+        self.listening = listening
+        self.hardLimit = hardLimit
+        self.queue = queue
+        self.clock = clock
+        self.logger = log
+    }
+
+    private func log(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        logger(level, message, fields)
+    }
+
+    /// A subscriber id no client has: the MQTT forwarder is one more engine subscriber.
+    func reserveID() -> SubscriberID {
+        defer { nextID += 1 }
+        return nextID
+    }
+
+    // MARK: Component
+
+    func start() throws(ComponentError) {
+        let listener: UnixSocket
+        switch listening {
+        case .none:
+            return
+        case .activated(let fd):
+            listener = UnixSocket.adopt(fd: fd)
+        case .path(let path, let mode):
+            do {
+                listener = try UnixSocket.listen(path: path, mode: mode)
+            } catch {
+                throw ComponentError(.cannotListen, component: name, "\(error)")
+            }
+        }
+        self.listener = listener
+        listenWatch = listener.descriptor.watch(.readable, on: queue) { [weak self] in
+            self?.acceptPending()
+        }
+    }
+
+    /// One last non-blocking flush each (a client that cannot take it now
+    /// would only delay the exit systemd waits for), then every stream and
+    /// the listener closed, and the socket file removed.
+    func stop() {
+        for client in clients.values {
+            _ = client.flush()
+            client.close()
+        }
+        clients.removeAll()
+        acceptRetry?.cancel()
+        acceptRetry = nil
+        acceptSuspended = false
+        listenWatch = nil
+        listener?.close()
+        listener = nil
+        if case .path(let path, _) = listening { unlink(path) }
+    }
+
+    // MARK: Accepting
+
+    /// Accepts every waiting connection and hands each to the daemon.
+    func acceptPending() {
+        guard let listener else { return }
+        while true {
+            let accepted: (UnixSocket, UnixSocket.Credentials)?
+            do {
+                accepted = try listener.accept()
+            } catch {
+                suspendAccepting(error)
+                return
+            }
+            guard let (socket, credentials) = accepted else { return }
+            accept(SocketTransport(socket, queue: queue), credentials)
+        }
+    }
+
+    /// A failed accept (EMFILE, ENFILE, ENOBUFS…) leaves the connection
+    /// waiting in the backlog, so the level-triggered listening source would
+    /// fire again at once and spin the event loop, starving every client.
+    /// Stop listening instead, until a client leaves (freeing a descriptor)
+    /// or a second has passed; waiting peers stay queued in the backlog.
+    private func suspendAccepting(_ error: SocketError) {
+        guard !acceptSuspended, let listenWatch else { return }
+        acceptSuspended = true
+        listenWatch.suspend()
+        log(.warning, "accept failed (\(error)): not accepting until a client leaves or for 1 s")
+        if acceptRetry == nil {
+            acceptRetry = clock.makeTimer { [weak self] in self?.resumeAccepting() }
+        }
+        acceptRetry?.schedule(at: clock.now().advanced(bySeconds: 1), leeway: 0.1)
+    }
+
+    func resumeAccepting() {
+        guard acceptSuspended, let listenWatch else { return }
+        acceptSuspended = false
+        listenWatch.resume()
+    }
+
+    /// Takes a connected stream in as a new client, reading from it from
+    /// now on (the listener's accepts, and the embedded tests' pipes).
+    func accept(_ transport: any ClientTransport, _ credentials: UnixSocket.Credentials) {
+        let (identity, isAdmin) = handlers.identify(credentials)
+        let id = reserveID()
+        let client = ClientConnection(
+            id: id, transport: transport, credentials: credentials, identity: identity, isAdmin: isAdmin,
+            connectedAt: clock.now())
+        clients[id] = client
+        transport.watchReadable { [weak self] in self?.readable(id) }
+        handlers.admitted(id)
+    }
+
+    // MARK: Reading
+
+    /// Reads what the client sent; each complete line goes to the daemon.
+    func readable(_ id: SubscriberID) {
+        guard let client = clients[id] else { return }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        // A few reads per wake-up at most, so one chatty client cannot starve the rest.
+        for _ in 0..<4 {
+            let result: UnixSocket.ReadResult
+            do {
+                result = try buffer.withUnsafeMutableBytes { try client.transport.read(into: $0) }
+            } catch {
+                drop(id, reason: "read failed: \(error)")
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                return
+            case .endOfFile:
+                disconnect(id, reason: client.framer.pendingByteCount == 0 ? nil : "closed mid-line")
+                return
+            case .bytes(let count):
+                guard receive(buffer[0..<count], from: client) else { return }
+            }
+        }
+    }
+
+    /// Frames received bytes into request lines; false when the client was closed.
+    private func receive(_ bytes: ArraySlice<UInt8>, from client: ClientConnection) -> Bool {
+        client.framer.append(contentsOf: bytes)
+        while let frame = client.framer.next() {
+            switch frame {
+            case .line(let line):
+                handlers.line(line, client.id)
+                if client.isClosed || clients[client.id] == nil { return false }
+            case .lineTooLong:
+                handlers.lineTooLong(client.id)
+                let error = ProtocolError(
+                    .lineTooLong, "a request line must be at most \(client.framer.maxLineLength) bytes")
+                _ = send(ServerEncoder.reply(error: error), to: client)
+                _ = client.flush()
+                disconnect(client.id, reason: "line over \(client.framer.maxLineLength) bytes")
+                return false
+            }
+        }
+        return true
+    }
+
+    // MARK: Writing
+
+    /// Queues bytes for a client and writes what the stream takes now.
+    func send(_ bytes: [UInt8], stream: OutboundQueue.StreamKey? = nil, to client: ClientConnection) -> SendOutcome {
+        guard !client.isClosed else { return .notConnected }
+        // Fast path (most clients, most of the time): nothing is waiting, so
+        // write the shared bytes straight away and queue only what the stream
+        // did not take. Its write handler is already stopped.
+        var outcome = SendOutcome.queued
+        var result = ClientConnection.FlushResult.blocked
+        if client.queue.isEmpty {
+            let written: Int
+            let attempt = bytes.withUnsafeBytes { buffer in
+                Result { () throws(SocketError) in try client.transport.write(buffer) }
+            }
+            switch attempt {
+            case .success(let count): written = count
+            case .failure(let error): return .mustLeave(Self.departure(after: error))
+            }
+            if written == bytes.count { return .written }
+            client.queue.enqueueRemainder(of: bytes, written: written, stream: stream)
+        } else {
+            if client.queue.enqueue(bytes, stream: stream) { outcome = .coalesced }
+            result = client.flush()
+        }
+        switch result {
+        case .drained:
+            client.transport.stopWaitingForWritable()
+            return .written
+        case .blocked:
+            if client.queue.queuedBytes > hardLimit {
+                return .mustLeave(
+                    .dropped(
+                        "slow reader: \(client.queue.queuedBytes) bytes queued, over the limit of \(hardLimit)"))
+            }
+            let id = client.id
+            client.transport.waitForWritable { [weak self] in self?.writable(id) }
+            return outcome
+        case .failed(let error):
+            return .mustLeave(Self.departure(after: error))
+        }
+    }
+
+    func writable(_ id: SubscriberID) {
+        guard let client = clients[id] else { return }
+        switch client.flush() {
+        case .drained: client.transport.stopWaitingForWritable()
+        case .blocked: break
+        case .failed(let error): depart(id, Self.departure(after: error))
+        }
+    }
+
+    static func departure(after error: SocketError) -> Departure {
+        error.isPeerGone ? .closedByPeer : .dropped("write failed: \(error)")
+    }
+
+    // MARK: Leaving
+
+    func depart(_ id: SubscriberID, _ departure: Departure) {
+        switch departure {
+        case .dropped(let reason): drop(id, reason: reason)
+        case .closedByPeer: disconnect(id, reason: nil)
+        }
+    }
+
+    /// The client went away (or must go): close it, tell the daemon.
+    func disconnect(_ id: SubscriberID, reason: String?) {
+        guard let client = clients.removeValue(forKey: id) else { return }
+        client.close { [weak self] in
+            // A descriptor is free again: accept can go on after EMFILE.
+            self?.resumeAccepting()
+        }
+        if let reason {
+            log(.info, "client \(id) disconnected: \(reason)", ["AKLOC_CLIENT_UID": "\(client.credentials.uid)"])
+        }
+        handlers.gone(id, client.credentials)
+    }
+
+    func drop(_ id: SubscriberID, reason: String) {
+        guard let client = clients[id] else { return }
+        handlers.dropped(id)
+        log(
+            .warning, "dropping client \(id) (uid \(client.credentials.uid), pid \(client.credentials.pid)): \(reason)",
+            ["AKLOC_CLIENT_UID": "\(client.credentials.uid)"])
+        disconnect(id, reason: nil)
+    }
+}

@@ -1,0 +1,44 @@
+import AklocCore
+import AklocGPSD
+import AklocMQTT
+import Dispatch
+
+/// What the daemon runs on: its clock and timers, where clients come from,
+/// and how its fix source and forwarder are made. The defaults are the real
+/// ones; the embedded-daemon tests pass a manual clock, `.none` for the
+/// listener (in-memory clients are handed in), and sources they drive.
+struct DaemonEnvironment: Sendable {
+    var makeClock: @Sendable (DispatchQueue) -> any DaemonClock = { DispatchClock(queue: $0) }
+    /// nil: the socket systemd passed, else `--socket` or `[socket] path`.
+    var listening: ClientServer.Listening?
+    /// nil: a `GPSDSource` on the endpoint and device.
+    var makeSource: (@Sendable (GPSDEndpoint, _ device: String?) -> any FixSource)?
+    /// nil: an `MQTTForwarder` with these settings and identity, on the daemon's queue.
+    var makeForwarder: (@Sendable (MQTTSettings, MQTTSettings.Identity, DispatchQueue) -> any LocationForwarder)?
+}
+
+/// Where fixes come from: the gpsd source in the daemon.
+protocol FixSource: Component {
+    var onEvent: ((GPSDSource.Event) -> Void)? { get set }
+    /// For `status` and logs, e.g. "gpsd://127.0.0.1:2947".
+    var sourceName: String { get }
+    /// Turns the watch on or off (the engine's `.watch` output).
+    func setWatch(_ enabled: Bool)
+}
+
+extension GPSDSource: FixSource {
+    var name: String { "gpsd source" }
+    var sourceName: String { status.name }
+}
+
+/// Where the forwarder's share of fixes goes: the MQTT forwarder in the daemon.
+protocol LocationForwarder: Component {
+    /// One throttled delivery to the forwarder's engine subscriber.
+    func accept(_ location: Location)
+    var status: MQTTForwarder.Status { get }
+}
+
+extension MQTTForwarder: LocationForwarder {
+    var name: String { "MQTT forwarder" }
+    func accept(_ location: Location) { accept(location, trigger: .timer) }
+}

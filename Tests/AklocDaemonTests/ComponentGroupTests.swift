@@ -1,0 +1,67 @@
+import Testing
+
+@testable import AklocDaemon
+
+/// Start in order, stop in reverse, and roll back what started when one fails.
+@Suite struct ComponentGroupTests {
+    final class Recorder: Component {
+        let name: String
+        let log: Log
+        let fails: Bool
+
+        final class Log {
+            var events: [String] = []
+        }
+
+        init(_ name: String, _ log: Log, fails: Bool = false) {
+            self.name = name
+            self.log = log
+            self.fails = fails
+        }
+
+        func start() throws(ComponentError) {
+            if fails { throw ComponentError(.startFailed, component: name, "refused") }
+            log.events.append("start \(name)")
+        }
+
+        func stop() { log.events.append("stop \(name)") }
+    }
+
+    @Test func startsInOrderAndStopsInReverse() throws {
+        let log = Recorder.Log()
+        var group = ComponentGroup([Recorder("a", log), Recorder("b", log), Recorder("c", log)])
+        try group.start()
+        group.stop()
+        group.stop()
+        #expect(log.events == ["start a", "start b", "start c", "stop c", "stop b", "stop a"])
+    }
+
+    @Test func aFailedStartStopsWhatStartedAndPassesTheErrorOn() {
+        let log = Recorder.Log()
+        var group = ComponentGroup([Recorder("a", log), Recorder("b", log), Recorder("c", log, fails: true)])
+        #expect {
+            try group.start()
+        } throws: { error in
+            (error as? ComponentError).map { $0.code == .startFailed && $0.component == "c" } ?? false
+        }
+        #expect(log.events == ["start a", "start b", "stop b", "stop a"])
+        #expect(group.running == 0)
+    }
+
+    @Test func componentsAddedOrRemovedWhileRunning() throws {
+        let log = Recorder.Log()
+        let b = Recorder("b", log)
+        var group = ComponentGroup([Recorder("a", log)])
+        try group.start()
+        try group.append(b)
+        group.remove(b)
+        try group.append(Recorder("c", log))
+        group.stop()
+        #expect(log.events == ["start a", "start b", "stop b", "start c", "stop c", "stop a"])
+    }
+
+    @Test func errorsPrintOneWay() {
+        let error = ComponentError(.cannotListen, component: "client server", "bind /run/akloc.sock: denied")
+        #expect(error.description == "client server: bind /run/akloc.sock: denied [cannotListen]")
+    }
+}

@@ -1,0 +1,286 @@
+import AklocCore
+import AklocGPSD
+import AklocMQTT
+import AklocSystemd
+import Foundation
+
+@testable import AklocDaemon
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// The whole daemon on virtual time, with no sockets and no gpsd (swift-nio's
+// EmbeddedEventLoop idea): a clock the test advances, timers that fire as it
+// passes their deadlines, clients on in-memory pipes, and a fix source the
+// test drives. Everything runs on the daemon's queue, inside `queue.sync`,
+// so each step is deterministic. The test doubles are `@unchecked Sendable`
+// for that reason: only the daemon's queue touches them, while the test
+// thread waits in `sync`.
+
+/// A monotonic clock that moves only when the test says so.
+final class ManualClock: DaemonClock, @unchecked Sendable {
+    private(set) var current = Instant.seconds(1000)
+    /// The wall clock at `current`, moved with it.
+    let wallOrigin = FixTime(secondsSince1970: 1_780_000_000)
+    private var timers: [ManualTimer] = []
+
+    func now() -> Instant { current }
+
+    func wallNow() -> FixTime {
+        let elapsed = current.nanoseconds - Instant.seconds(1000).nanoseconds
+        return FixTime(
+            secondsSince1970: wallOrigin.secondsSince1970 + elapsed / 1_000_000_000,
+            nanoseconds: Int32(elapsed % 1_000_000_000))
+    }
+
+    func makeTimer(_ handler: @escaping () -> Void) -> any DaemonTimer {
+        let timer = ManualTimer(handler)
+        timers.append(timer)
+        return timer
+    }
+
+    /// Timers armed now, for tests that look.
+    var armedDeadlines: [Instant] { timers.compactMap(\.deadline).sorted() }
+
+    /// Moves time forward, firing every timer whose deadline is passed, in
+    /// deadline order, with the clock at that deadline while it runs.
+    func advance(by seconds: Double) {
+        let end = current.advanced(bySeconds: seconds)
+        while let next = timers.filter({ $0.deadline.map { $0 <= end } ?? false }).min(by: {
+            $0.deadline! < $1.deadline!
+        }) {
+            current = max(current, next.deadline!)
+            next.deadline = nil
+            next.handler()
+        }
+        current = end
+        timers.removeAll { $0.isCancelled }
+    }
+
+    final class ManualTimer: DaemonTimer {
+        let handler: () -> Void
+        var deadline: Instant?
+        var isCancelled = false
+
+        init(_ handler: @escaping () -> Void) {
+            self.handler = handler
+        }
+
+        func schedule(at deadline: Instant?, leeway: Double) {
+            guard !isCancelled else { return }
+            self.deadline = deadline
+        }
+
+        func cancel() {
+            isCancelled = true
+            deadline = nil
+        }
+    }
+}
+
+/// A client's end of an in-memory pipe. The daemon writes into a buffer of
+/// `capacity` bytes (the socket buffer) and sees "would block" once it is
+/// full; the test reads from it, which makes room and wakes the daemon.
+final class MemoryTransport: ClientTransport, @unchecked Sendable {
+    var capacity: Int
+    /// Daemon to client, not read by the test yet.
+    private(set) var unread: [UInt8] = []
+    /// Client to daemon, not read by the daemon yet.
+    private var inbound: [UInt8] = []
+    private var peerClosed = false
+    private var readHandler: (() -> Void)?
+    private var writeHandler: (() -> Void)?
+    private(set) var isClosed = false
+
+    init(capacity: Int = 1 << 20) {
+        self.capacity = capacity
+    }
+
+    // MARK: The daemon's side
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(SocketError) -> UnixSocket.ReadResult {
+        if inbound.isEmpty { return peerClosed ? .endOfFile : .wouldBlock }
+        let count = min(buffer.count, inbound.count)
+        buffer.copyBytes(from: inbound[0..<count])
+        inbound.removeFirst(count)
+        return .bytes(count)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(SocketError) -> Int {
+        if peerClosed { throw SocketError(.write, path: nil, errno: EPIPE) }
+        let count = min(bytes.count, max(0, capacity - unread.count))
+        unread.append(contentsOf: bytes.prefix(count))
+        return count
+    }
+
+    func watchReadable(_ handler: @escaping () -> Void) { readHandler = handler }
+    func waitForWritable(_ handler: @escaping () -> Void) { writeHandler = handler }
+    func stopWaitingForWritable() { writeHandler = nil }
+
+    func close(then: (() -> Void)?) {
+        isClosed = true
+        readHandler = nil
+        writeHandler = nil
+        then?()
+    }
+
+    var isWaitingForWritable: Bool { writeHandler != nil }
+
+    // MARK: The test's side (on the daemon's queue)
+
+    /// Sends one request line, as a client would.
+    func send(_ line: String) {
+        inbound.append(contentsOf: Array(line.utf8) + [0x0A])
+        readHandler?()
+    }
+
+    /// The client hangs up.
+    func hangUp() {
+        peerClosed = true
+        readHandler?()
+    }
+
+    /// Bytes read by the test, not yet a whole line.
+    private var partial: [UInt8] = []
+
+    /// Reads until the daemon has nothing more to write, making room in the
+    /// buffer (and waking the daemon's writer, as the kernel would); returns
+    /// every complete message.
+    func receive() -> [[String: Any]] {
+        repeat {
+            partial += unread
+            unread.removeAll()
+            writeHandler?()
+        } while !unread.isEmpty
+        guard let end = partial.lastIndex(of: 0x0A) else { return [] }
+        let lines = partial[...end].split(separator: 0x0A)
+        partial.removeFirst(end + 1)
+        return lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }
+    }
+}
+
+/// A fix source the test drives: it says up, down, and hands in fixes.
+final class ManualSource: FixSource, @unchecked Sendable {
+    let name = "manual source"
+    let sourceName = "manual://test"
+    var onEvent: ((GPSDSource.Event) -> Void)?
+    private(set) var watching = false
+    private(set) var running = false
+
+    func start() throws(ComponentError) { running = true }
+    func stop() { running = false }
+    func setWatch(_ enabled: Bool) { watching = enabled }
+
+    func emit(_ event: GPSDSource.Event) {
+        precondition(running, "a stopped source sends nothing")
+        onEvent?(event)
+    }
+}
+
+/// A `Daemon` built as `DaemonMain` builds it, on a manual clock, with no
+/// listener, no gpsd and no state directory.
+final class EmbeddedDaemon: @unchecked Sendable {
+    let daemon: Daemon
+    let clock = ManualClock()
+    let source = ManualSource()
+    let sessions = FakeSessionMonitor()
+
+    init(
+        configuration: Configuration = Configuration(),
+        makeForwarder: (
+            @Sendable (MQTTSettings, MQTTSettings.Identity, DispatchQueue, ManualClock) -> any LocationForwarder
+        )? = nil
+    ) throws {
+        let clock = clock
+        let source = source
+        var environment = DaemonEnvironment()
+        environment.makeClock = { _ in clock }
+        environment.listening = ClientServer.Listening.none
+        environment.makeSource = { _, _ in source }
+        if let makeForwarder {
+            environment.makeForwarder = { makeForwarder($0, $1, $2, clock) }
+        }
+        let engine = try Engine(
+            configuration: Daemon.engineConfiguration(configuration), restoring: PersistentState())
+        daemon = Daemon(
+            options: DaemonOptions(), configuration: configuration, configPath: nil, engine: engine, stateStore: nil,
+            sessions: sessions, logger: Logger(minimumLevel: .error), environment: environment)
+        try onQueue { daemon throws(ComponentError) in try daemon.start(activatedFD: nil, handlingSignals: false) }
+    }
+
+    /// Runs `body` on the daemon's queue, inside the actor.
+    func onQueue<T: Sendable, E: Error>(_ body: @Sendable (isolated Daemon) throws(E) -> T) throws(E) -> T {
+        let daemon = daemon
+        let result: Result<T, E> = daemon.queue.sync {
+            daemon.assumeIsolated { daemon in
+                do throws(E) { return .success(try body(daemon)) } catch { return .failure(error) }
+            }
+        }
+        return try result.get()
+    }
+
+    func onQueue<T: Sendable>(_ body: @Sendable (isolated Daemon) -> T) -> T {
+        let daemon = daemon
+        return daemon.queue.sync { daemon.assumeIsolated { body($0) } }
+    }
+
+    /// A client connected as `uid`, its pipe holding `capacity` bytes.
+    func connect(uid: UInt32 = 0, capacity: Int = 1 << 20) -> MemoryTransport {
+        let transport = MemoryTransport(capacity: capacity)
+        onQueue { daemon in
+            daemon.server.accept(transport, UnixSocket.Credentials(pid: 4242, uid: uid, gid: uid))
+        }
+        return transport
+    }
+
+    func send(_ line: String, from client: MemoryTransport) {
+        onQueue { _ in client.send(line) }
+    }
+
+    func receive(_ client: MemoryTransport) -> [[String: Any]] {
+        let messages = onQueue { _ in UncheckedBox(client.receive()) }
+        return messages.value
+    }
+
+    func advance(by seconds: Double) {
+        let clock = clock
+        onQueue { _ in clock.advance(by: seconds) }
+    }
+
+    func emit(_ event: GPSDSource.Event) {
+        let source = source
+        onQueue { _ in source.emit(event) }
+    }
+
+    /// A 3D fix at the clock's current wall time.
+    func fix(latitude: Double, longitude: Double = 10, speed: Double = 0) {
+        let location = onQueue { daemon in
+            Location(
+                latitude: latitude, longitude: longitude, mode: .threeD, horizontalAccuracy: 5, speed: speed,
+                course: 90, timestamp: daemon.clock.wallNow(), receivedAt: daemon.clock.wallNow(),
+                device: "/dev/ttyTEST")
+        }
+        emit(.fix(location))
+    }
+
+    func stop() {
+        onQueue { $0.shutDown() }
+    }
+}
+
+/// Carries JSON objects (`[String: Any]`, not Sendable) out of `queue.sync`.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+extension [String: Any] {
+    var embeddedEvent: String? { self["event"] as? String }
+    var embeddedNotification: String? {
+        embeddedEvent == "didGetNotification" ? self["notification"] as? String : nil
+    }
+    var embeddedLatitude: Double? {
+        (self["location"] as? [String: Any])?["latitude"] as? Double
+    }
+}
