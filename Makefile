@@ -25,14 +25,16 @@ INSTALL_BIN_DIR ?=
 # Every Debian package the project uses: libraries to build against, and the
 # real gpsd, gpsfake, gpspipe and systemd tools the tests drive. The MQTT
 # tests start their own mosquitto brokers (never the packaged service) and
-# make their TLS certificates with openssl.
+# make their TLS certificates with openssl. binutils' readelf checks that
+# aklocd links no Foundation (scripts/check-no-foundation.sh).
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
-                libmosquitto-dev mosquitto mosquitto-clients openssl
+                libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
+                python3 python3-venv
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test lint fuzz demo bench bench-quick install uninstall clean soak soak-sanitizers
+.PHONY: all deps build test test-python lint fuzz demo bench bench-quick install uninstall clean soak soak-sanitizers
 
 all: build
 
@@ -51,14 +53,31 @@ build: deps
 	$(SWIFT) build $(BUILD_FLAGS) -Xswiftc -warnings-as-errors
 
 lint:
-	$(SWIFT) format lint --strict -r Sources Tests bench Package.swift
+	$(SWIFT) format lint --strict -r Sources Tests bench Examples Package.swift
 
 # Suites run one at a time: the integration suites replay real gpsd, whose
 # gpsfake feeds 1.4 s after it starts, and must not compete for two cores.
 # The suite also runs systemd/check-units.sh and a `make install` into a
 # temporary DESTDIR (Tests/IntegrationTests/ServiceInstallTests.swift).
 test: build lint fuzz
+	scripts/check-no-foundation.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/aklocd"
+	scripts/check-no-foundation.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/where-am-i-swift"
 	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) --no-parallel -Xswiftc -warnings-as-errors
+	$(MAKE) test-python
+
+# The Python client (clients/python, docs/clients.md): installed into a fresh
+# virtual environment (pip only there, from PyPI), so a file missing from the
+# package fails; mypy --strict checks the types it ships (py.typed); then its
+# tests against a fake daemon and the aklocd built above.
+PYTHON  ?= /usr/bin/python3
+PY_VENV ?= .build/python-venv
+test-python: build
+	rm -rf $(PY_VENV) clients/python/build clients/python/src/akloc.egg-info
+	$(PYTHON) -m venv $(PY_VENV)
+	$(PY_VENV)/bin/pip install -q ./clients/python pytest mypy
+	$(PY_VENV)/bin/mypy --strict --cache-dir $(PY_VENV)/mypy-cache clients/python/src/akloc
+	cd clients/python && AKLOC_REQUIRE_TOOLS=1 AKLOC_EXPECT_INSTALLED=1 AKLOC_BIN_DIR="$(BIN_DIR)" \
+	    $(abspath $(PY_VENV))/bin/python -m pytest -q -p no:cacheprovider tests
 
 # The churn test of `make test` (Tests/IntegrationTests/ChurnTests.swift),
 # run longer: SOAK_SECONDS of short-lived clients beside 200 steady

@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .executable(name: "aklocd", targets: ["aklocd"]),
         .executable(name: "akloc", targets: ["akloc"]),
+        // The client library with AKLocationManager's API (DESIGN §13, docs/clients.md).
+        .library(name: "AKLocationManager", targets: ["AKLocationManager"]),
     ],
     targets: [
         .systemLibrary(
@@ -30,7 +32,9 @@ let package = Package(
         .target(name: "AklocCore", linkerSettings: [.linkedLibrary("m")]),
         // The one leaf for the OS: the EINTR-retrying syscall helper, Errno, descriptors.
         .target(name: "AklocPosix", dependencies: ["CPosix"]),
-        .target(name: "AklocProtocol", dependencies: ["AklocCore"]),
+        // The one strict JSON reader and writer; pure, no Foundation, no Glibc.
+        .target(name: "AklocJSON"),
+        .target(name: "AklocProtocol", dependencies: ["AklocCore", "AklocJSON"]),
         // Places, countries, time zones: pure lookups over the data in data/ (DESIGN §9).
         .target(name: "AklocGeo", dependencies: ["AklocCore"]),
         .target(name: "AklocGPSD", dependencies: ["AklocCore", "AklocPosix", "CGPS"]),
@@ -38,7 +42,9 @@ let package = Package(
         // The MQTT forwarder (docs/mqtt.md); the only module that touches CMosquitto.
         .target(
             name: "AklocMQTT",
-            dependencies: ["AklocCore", "AklocPosix", "AklocProtocol", "AklocSystemd", "CMosquitto"]
+            dependencies: [
+                "AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocSystemd", "CMosquitto",
+            ]
         ),
         .target(
             name: "AklocDaemon",
@@ -46,8 +52,12 @@ let package = Package(
                 "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT",
             ]
         ),
-        .executableTarget(name: "aklocd", dependencies: ["AklocDaemon"]),
-        .executableTarget(name: "akloc", dependencies: ["AklocCore", "AklocProtocol"]),
+        .executableTarget(name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"]),
+        .executableTarget(name: "akloc", dependencies: ["AklocCore", "AklocJSON", "AklocProtocol"]),
+        .target(
+            name: "AKLocationManager", dependencies: ["AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol"]),
+        .executableTarget(
+            name: "where-am-i-swift", dependencies: ["AKLocationManager"], path: "Examples/where-am-i-swift"),
         .target(
             name: "AklocTestSupport",
             dependencies: ["AklocCore", "AklocProtocol"],
@@ -57,17 +67,20 @@ let package = Package(
         .target(name: "CBench", path: "bench/CBench"),
         .executableTarget(
             name: "akloc-bench",
-            dependencies: ["AklocCore", "AklocProtocol", "AklocTestSupport", "CBench"],
+            dependencies: ["AklocCore", "AklocJSON", "AklocProtocol", "AklocTestSupport", "CBench"],
             path: "bench/akloc-bench"
         ),
         .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore", "AklocTestSupport"]),
-        .testTarget(name: "AklocProtocolTests", dependencies: ["AklocProtocol", "AklocTestSupport"]),
+        .testTarget(name: "AklocJSONTests", dependencies: ["AklocJSON"]),
+        .testTarget(name: "AklocProtocolTests", dependencies: ["AklocJSON", "AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocGPSDTests", dependencies: ["AklocGPSD", "AklocTestSupport"]),
         .testTarget(name: "AklocPosixTests", dependencies: ["AklocPosix", "AklocTestSupport"]),
         .testTarget(name: "AklocGeoTests", dependencies: ["AklocGeo", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
-        .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocTestSupport"]),
+        .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocPosix", "AklocTestSupport"]),
+        .testTarget(
+            name: "AKLocationManagerTests", dependencies: ["AKLocationManager", "AklocTestSupport"]),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["AklocCore", "AklocProtocol", "AklocTestSupport"]

@@ -1,5 +1,6 @@
 import AklocCore
 import AklocMQTT
+import AklocPosix
 import AklocSystemd
 import Glibc
 
@@ -37,7 +38,7 @@ public enum ConfigParser {
         let path = explicitPath ?? defaultPath
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.readFile(path, limit: maximumFileSize)
+            bytes = try FileReader.read(path, limit: maximumFileSize)
         } catch  where error == .noSuchFile {
             guard explicitPath == nil else {
                 throw ConfigError(.fileNotFound, path: path, message: "no such file (named with --config)")

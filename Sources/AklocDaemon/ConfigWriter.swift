@@ -80,7 +80,7 @@ public enum ConfigWriter {
     ) throws(ConfigError) -> Configuration {
         var text = ""
         do {
-            let bytes = try FileSystem.readFile(path, limit: ConfigParser.maximumFileSize)
+            let bytes = try FileReader.read(path, limit: ConfigParser.maximumFileSize)
             guard bytes.count <= ConfigParser.maximumFileSize else {
                 throw ConfigError(.fileTooLarge, path: path, message: "expected a file of at most 1 MiB")
             }
@@ -98,7 +98,7 @@ public enum ConfigWriter {
         let updated = try setRule(subject: subject, rule: rule, in: text, path: path)
         let configuration = try ConfigParser.parse(updated, path: path)
         do {
-            try FileSystem.writeAtomically(Array(updated.utf8), to: path, mode: 0o644)
+            try AtomicFile.write(Array(updated.utf8), to: path, mode: 0o644)
         } catch {
             throw ConfigError(.writeFailed, path: path, message: "cannot write: \(error)")
         }

@@ -1,5 +1,6 @@
 import AklocCore
 import AklocMQTT
+import AklocProtocol
 
 /// aklocd's settings, as read from `akloc.conf` (docs/configuration.md).
 /// A plain value: parsing builds a new one, so a failed reload cannot
@@ -64,7 +65,7 @@ public struct Configuration: Hashable, Sendable {
 
     /// `[socket]`: where and how clients connect.
     public struct Socket: Hashable, Sendable {
-        public var path = "/run/akloc/akloc.sock"
+        public var path = DefaultSocket.path
         /// Permission bits of the socket file. Anyone may connect by default:
         /// authorization decides per peer what a connection may see.
         public var mode: UInt32 = 0o666

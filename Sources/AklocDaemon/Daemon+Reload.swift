@@ -44,7 +44,9 @@ extension Daemon {
             try ConfigWriter.setRule(subject: subject, rule: configRule, inFile: path)
         } catch {
             log(.error, "authorize \(subject) = \(configRule.rawValue) failed: \(error)")
-            return .failure(ProtocolError(.unavailable, "cannot update \(path): \(error)"))
+            // Not written means not in force: the old file and rules stay.
+            let code: ErrorCode = error.code == .writeFailed ? .storageFailed : .unavailable
+            return .failure(ProtocolError(code, "cannot update \(path): \(error); nothing was changed"))
         }
         log(.notice, "authorization rule set: \(subject) = \(configRule.rawValue) in \(path)")
         return reload()

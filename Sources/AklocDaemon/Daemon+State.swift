@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGPSD
+import AklocProtocol
 import Dispatch
 
 extension Daemon {
@@ -7,14 +8,34 @@ extension Daemon {
     /// decisions). A failed write is logged and the daemon keeps serving:
     /// losing state across a restart beats refusing locations now.
     func persistState() {
-        guard let stateStore else { return }
+        if let failure = saveState() { log(.error, "cannot save state to \(failure.path): \(failure)") }
+    }
+
+    /// Saves the durable state now; the failure, if any, for the caller to
+    /// report (a refused request) or log (a location save).
+    func saveState() -> StateStoreError? {
+        guard let stateStore else { return nil }
+        // Tried either way: a failing disk is not retried once per fix.
+        defer { locationSaves.saved(at: SystemClock.monotonicNow()) }
         do {
             try stateStore.save(engine.persistentState)
+            return nil
         } catch {
-            log(.error, "cannot save state to \(stateStore.path): \(error)")
+            return error
         }
-        // Tried either way: a failing disk is not retried once per fix.
-        locationSaves.saved(at: SystemClock.monotonicNow())
+    }
+
+    /// Answers a pending engine request with an error instead of the engine's reply.
+    func refuse(_ token: RequestToken, of subscriber: SubscriberID, _ error: ProtocolError) {
+        guard let request = pendingRequests.removeValue(forKey: token), request.client == subscriber,
+            let client = clients[subscriber]
+        else { return }
+        log(.error, "\(error.message)")
+        var refused = error
+        refused.id = request.id
+        if let departure = deliver(ServerEncoder.reply(id: request.id, error: refused), to: client) {
+            depart(subscriber, departure)
+        }
     }
 
     /// A new fix is the engine's last location now: save it soon (the first

@@ -93,13 +93,27 @@ actor Daemon {
 
     /// Feeds one input to the engine and carries out what it decided.
     func run(_ input: Engine.Input) {
-        perform(engine.handle(input, at: SystemClock.monotonicNow()))
+        let before = engine
+        let outputs = engine.handle(input, at: SystemClock.monotonicNow())
+        // A request that changes durable state (pause, resume, an answer to
+        // requestAuthorization) is acknowledged only once it is on disk; when
+        // it cannot be saved (ENOSPC, EROFS) it did not happen: the engine
+        // goes back to before it and the requester is told why.
+        if outputs.last == .persist, case .request(let subscriber, let token, _) = input {
+            if let failure = saveState() {
+                engine = before
+                refuse(token, of: subscriber, ProtocolError(.storageFailed, "\(failure); nothing was changed"))
+                return
+            }
+            return perform(outputs, persisted: true)
+        }
+        perform(outputs)
     }
 
-    func perform(_ outputs: [Engine.Output]) {
+    func perform(_ outputs: [Engine.Output], persisted: Bool = false) {
         // Durable before anyone hears of it: an acknowledged `pause` must
         // survive a SIGKILL right after the reply.
-        if outputs.last == .persist { persistState() }
+        if outputs.last == .persist, !persisted { persistState() }
         var departed: [(SubscriberID, Departure)] = []
         for output in outputs {
             switch output {

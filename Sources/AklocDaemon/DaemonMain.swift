@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGPSD
+import AklocProtocol
 import AklocSystemd
 import Dispatch
 import Glibc
@@ -18,7 +19,7 @@ public enum DaemonMain {
         do {
             options = try DaemonOptions.parse(arguments, environment: environment)
         } catch {
-            fail(64, "aklocd: \(error)\n\(DaemonOptions.usage)")
+            fail(ExitCode.usage, "aklocd: \(error)\n\(DaemonOptions.usage)")
         }
         if options.showHelp { succeed(DaemonOptions.usage) }
         if options.showVersion { succeed("aklocd \(AklocVersion.string)") }
@@ -26,12 +27,14 @@ public enum DaemonMain {
         var level = Logger.Level.info
         if let name = options.logLevel {
             guard let parsed = Logger.Level(name: name) else {
-                fail(64, "aklocd: --log-level: expected debug, info, notice, warning or error, got '\(name)'")
+                fail(
+                    ExitCode.usage, "aklocd: --log-level: expected debug, info, notice, warning or error, got '\(name)'"
+                )
             }
             level = parsed
         }
         if let gpsd = options.gpsd {
-            do { _ = try GPSDEndpoint(parsing: gpsd) } catch { fail(64, "aklocd: --gpsd: \(error)") }
+            do { _ = try GPSDEndpoint(parsing: gpsd) } catch { fail(ExitCode.usage, "aklocd: --gpsd: \(error)") }
         }
         let logger = Logger.standard(minimumLevel: level)
         let descriptors = raiseDescriptorLimit()
@@ -40,13 +43,13 @@ public enum DaemonMain {
         do {
             loaded = try ConfigParser.load(explicitPath: options.configPath)
         } catch {
-            fail(78, "aklocd: \(error)")
+            fail(ExitCode.config, "aklocd: \(error)")
         }
         // Validated before anything is touched, so --check-config answers for the engine too.
         do {
             try Daemon.engineConfiguration(loaded.configuration).validate()
         } catch {
-            fail(78, "aklocd: \(loaded.path): \(error)")
+            fail(ExitCode.config, "aklocd: \(loaded.path): \(error)")
         }
         if options.checkConfig {
             succeed("\(loaded.path): \(loaded.fileExists ? "valid" : "absent, all defaults apply")")
@@ -67,14 +70,14 @@ public enum DaemonMain {
         do {
             engine = try Engine(configuration: Daemon.engineConfiguration(loaded.configuration), restoring: state)
         } catch {
-            fail(78, "aklocd: \(loaded.path): \(error)")
+            fail(ExitCode.config, "aklocd: \(loaded.path): \(error)")
         }
 
         let activated: Int32?
         do {
             activated = try ListenFDs.unixStreamListener()
         } catch {
-            fail(71, "aklocd: socket activation: \(error)")
+            fail(ExitCode.osError, "aklocd: socket activation: \(error)")
         }
 
         let daemon = Daemon(
@@ -86,7 +89,7 @@ public enum DaemonMain {
                     try daemon.start(activatedFD: activated)
                 } catch {
                     logger.error("cannot serve \(daemon.socketPath): \(error)")
-                    exit(71)
+                    exit(ExitCode.osError)
                 }
             }
         }

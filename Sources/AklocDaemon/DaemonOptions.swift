@@ -1,3 +1,5 @@
+import AklocProtocol
+
 /// `aklocd`'s command line. Parsing is pure so every error path is testable;
 /// values given here override the config file.
 public struct DaemonOptions: Hashable, Sendable {
@@ -26,7 +28,7 @@ public struct DaemonOptions: Hashable, Sendable {
         Serves gpsd fixes to local subscribers over a Unix socket (NDJSON).
 
         options:
-          --socket PATH        socket to serve (default /run/akloc/akloc.sock, or
+          --socket PATH        socket to serve (default \(DefaultSocket.path), or
                                $AKLOC_SOCKET; ignored under socket activation)
           --gpsd HOST:PORT     gpsd to read (default 127.0.0.1:2947)
           --config PATH        config file (default \(defaultConfigPath))
@@ -66,7 +68,9 @@ public struct DaemonOptions: Hashable, Sendable {
             default: throw UsageError(message: "unknown option '\(argument)'")
             }
         }
-        if options.socketPath == nil, let fromEnvironment = environment["AKLOC_SOCKET"], !fromEnvironment.isEmpty {
+        if options.socketPath == nil, let fromEnvironment = environment[DefaultSocket.environmentVariable],
+            !fromEnvironment.isEmpty
+        {
             options.socketPath = fromEnvironment
         }
         return options

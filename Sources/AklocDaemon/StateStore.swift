@@ -1,6 +1,7 @@
 import AklocCore
-import AklocSystemd
-import Foundation
+import AklocJSON
+import AklocPosix
+import AklocProtocol
 import Glibc
 
 /// Persists `PersistentState` (paused flag, last location, authorization
@@ -41,7 +42,7 @@ public struct StateStore: Sendable {
         try ensureDirectory()
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.readFile(path, limit: Self.maximumFileSize)
+            bytes = try FileReader.read(path, limit: Self.maximumFileSize)
         } catch  where error == .noSuchFile {
             return Loaded(state: PersistentState(), warning: nil, fileExisted: false)
         } catch {
@@ -67,7 +68,7 @@ public struct StateStore: Sendable {
         try ensureDirectory()
         let bytes = Self.encode(state)
         do {
-            try FileSystem.writeAtomically(bytes, to: path, mode: 0o600)
+            try AtomicFile.write(bytes, to: path, mode: 0o600)
         } catch {
             throw StateStoreError(.writeFailed, path: path, "cannot write the state file: \(error)", errno: error)
         }
@@ -108,60 +109,69 @@ public struct StateStore: Sendable {
     }
 
     /// The file format: the state's fields next to `version`, with uids as
-    /// JSON object keys.
-    private struct File: Codable {
-        var version: Int
-        var paused: Bool
-        var lastLocation: Location?
-        var authorizationDecisions: [String: AuthorizationStatus]
-    }
-
-    private struct VersionProbe: Decodable {
-        var version: Int
-    }
-
+    /// JSON object keys and the location in its wire form; pretty-printed,
+    /// keys sorted, for the administrator who looks.
     static func encode(_ state: PersistentState) -> [UInt8] {
-        let file = File(
-            version: formatVersion, paused: state.paused, lastLocation: state.lastLocation,
-            authorizationDecisions: Dictionary(
-                uniqueKeysWithValues: state.authorizationDecisions.map { (String($0.key), $0.value) }))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        // Encoding plain values with finite numbers cannot fail.
-        // swift-format-ignore: NeverUseForceTry
-        return Array(try! encoder.encode(file)) + [UInt8(ascii: "\n")]
+        var members: [String: JSONValue] = [
+            "version": .int(Int64(formatVersion)), "paused": .bool(state.paused),
+            "authorizationDecisions": .object(
+                Dictionary(
+                    uniqueKeysWithValues: state.authorizationDecisions.map {
+                        (String($0.key), .string($0.value.rawValue))
+                    }
+                )),
+        ]
+        if let location = state.lastLocation {
+            var wire = JSONWriter()
+            ServerEncoder.writeLocation(location, to: &wire)
+            // The writer's own output always parses.
+            members["lastLocation"] = (try? JSONValue.parse(wire.bytes).get()) ?? .null
+        }
+        var writer = JSONWriter(capacity: 512)
+        writer.prettyValue(.object(members))
+        writer.byte(0x0A)
+        return writer.bytes
     }
 
     static func decode(_ bytes: [UInt8]) -> Result<PersistentState, DecodeFailure> {
         guard bytes.count <= maximumFileSize else {
             return .failure(DecodeFailure(.corrupt, "larger than \(maximumFileSize) bytes"))
         }
-        let data = Data(bytes)
-        let decoder = JSONDecoder()
-        guard let probe = try? decoder.decode(VersionProbe.self, from: data) else {
+        guard case .success(let file) = JSONValue.parse(bytes), case .object(let members) = file,
+            case .int(let version) = members["version"]
+        else {
             return .failure(
                 DecodeFailure(.corrupt, bytes.isEmpty ? "empty file" : "not a valid state file (truncated?)"))
         }
-        guard probe.version == formatVersion else {
+        guard version == formatVersion else {
             return .failure(
                 DecodeFailure(
-                    .unsupportedVersion, "format version \(probe.version), this aklocd reads version \(formatVersion)"))
+                    .unsupportedVersion, "format version \(version), this aklocd reads version \(formatVersion)"))
         }
-        let file: File
-        do {
-            file = try decoder.decode(File.self, from: data)
-        } catch {
-            return .failure(DecodeFailure(.corrupt, "not a valid state file: \(error)"))
+        guard let paused = members["paused"]?.boolValue else {
+            return .failure(DecodeFailure(.corrupt, "not a valid state file: \"paused\" is not a boolean"))
+        }
+        var lastLocation: Location?
+        if let value = members["lastLocation"], value != .null {
+            guard let location = Location(json: value) else {
+                return .failure(DecodeFailure(.corrupt, "not a valid state file: \"lastLocation\" is not a location"))
+            }
+            lastLocation = location
+        }
+        guard let answers = members["authorizationDecisions"]?.objectValue else {
+            return .failure(DecodeFailure(.corrupt, "not a valid state file: no \"authorizationDecisions\" object"))
         }
         var decisions: [UInt32: AuthorizationStatus] = [:]
-        for (key, status) in file.authorizationDecisions {
+        for (key, value) in answers {
             guard let uid = UInt32(key) else {
                 return .failure(DecodeFailure(.corrupt, "not a valid state file: uid \"\(key)\""))
             }
+            guard let status = value.stringValue.flatMap(AuthorizationStatus.init(rawValue:)) else {
+                return .failure(DecodeFailure(.corrupt, "not a valid state file: answer for uid \(uid)"))
+            }
             decisions[uid] = status
         }
-        return .success(
-            PersistentState(paused: file.paused, lastLocation: file.lastLocation, authorizationDecisions: decisions))
+        return .success(PersistentState(paused: paused, lastLocation: lastLocation, authorizationDecisions: decisions))
     }
 
     struct DecodeFailure: Error {

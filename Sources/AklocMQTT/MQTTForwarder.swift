@@ -308,18 +308,17 @@ public final class MQTTForwarder {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// The first line of `path` (a password file holds nothing else).
     static func readPassword(_ path: String) throws(MQTTError) -> String {
-        guard let file = fopen(path, "re") else {
-            throw MQTTError(.passwordFileUnreadable, "cannot read \(path): \(Errno.current)")
+        let bytes: [UInt8]
+        do {
+            bytes = try FileReader.read(path, limit: 4096)
+        } catch {
+            throw MQTTError(.passwordFileUnreadable, "cannot read \(path): \(error)")
         }
-        defer { fclose(file) }
-        var buffer = [CChar](repeating: 0, count: 4096)
-        guard fgets(&buffer, Int32(buffer.count), file) != nil else {
-            throw MQTTError(.passwordFileUnreadable, "\(path) is empty")
-        }
-        var line = Self.string(buffer)
-        while line.hasSuffix("\n") || line.hasSuffix("\r") { line.removeLast() }
-        return line
+        let line = bytes.prefix { $0 != 0x0A && $0 != 0x0D }
+        guard !line.isEmpty else { throw MQTTError(.passwordFileUnreadable, "\(path) is empty") }
+        return String(decoding: line, as: UTF8.self)
     }
 }
 

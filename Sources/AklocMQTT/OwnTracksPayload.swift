@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 import AklocProtocol
 
 /// The JSON the forwarder publishes, in the OwnTracks format

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 
 /// What a config rule (and the admin `authorize` op) grants a user or group.
 public enum AuthorizationRule: String, Hashable, Sendable, CaseIterable {

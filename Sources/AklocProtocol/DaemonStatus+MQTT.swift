@@ -1,7 +1,7 @@
 extension DaemonStatus {
     /// The MQTT forwarder in a `status` reply (docs/mqtt.md); absent when
     /// `[mqtt]` is off, and from daemons older than the forwarder.
-    public struct MQTT: Codable, Hashable, Sendable {
+    public struct MQTT: Hashable, Sendable {
         /// e.g. `mqtts://broker.example.org:8883`.
         public var broker: String
         public var topic: String
@@ -23,7 +23,7 @@ extension DaemonStatus {
         /// Why the last connection attempt or connection failed, while not connected.
         public var lastError: String?
 
-        public struct Dropped: Codable, Hashable, Sendable {
+        public struct Dropped: Hashable, Sendable {
             public var maxEntries: UInt64
             public var maxBytes: UInt64
             public var maxAge: UInt64

@@ -1,12 +1,13 @@
 import AklocCore
-import Foundation
+import AklocJSON
 
 /// The result of the `status` op. The daemon fills it; `akloc status` prints it.
 ///
-/// Decoding is lenient (every counter and list defaults when absent) so a
-/// CLI can read the status of a newer or older daemon.
-public struct DaemonStatus: Codable, Hashable, Sendable {
-    public struct Source: Codable, Hashable, Sendable {
+/// Its JSON form is in DaemonStatus+JSON.swift: decoding is lenient (every
+/// counter defaults when absent) so a CLI can read the status of a newer or
+/// older daemon.
+public struct DaemonStatus: Hashable, Sendable {
+    public struct Source: Hashable, Sendable {
         /// e.g. `gpsd://127.0.0.1:2947`.
         public var name: String
         public var connected: Bool
@@ -17,7 +18,7 @@ public struct DaemonStatus: Codable, Hashable, Sendable {
         }
     }
 
-    public struct Fix: Codable, Hashable, Sendable {
+    public struct Fix: Hashable, Sendable {
         /// The last fix received from the source.
         public var location: Location
         /// Seconds since it was received: on the monotonic clock for a fix of this
@@ -30,7 +31,7 @@ public struct DaemonStatus: Codable, Hashable, Sendable {
         }
     }
 
-    public struct Clients: Codable, Hashable, Sendable {
+    public struct Clients: Hashable, Sendable {
         /// Open connections.
         public var connected: Int
         /// Connections with `startUpdatingLocation` active.
@@ -46,7 +47,7 @@ public struct DaemonStatus: Codable, Hashable, Sendable {
     }
 
     /// Totals since the daemon started.
-    public struct Counters: Codable, Hashable, Sendable {
+    public struct Counters: Hashable, Sendable {
         /// Fixes (mode >= 2, one per epoch) received from the source.
         public var fixesReceived: UInt64
         /// Location events written to clients (delegate events and changes).
@@ -81,19 +82,6 @@ public struct DaemonStatus: Codable, Hashable, Sendable {
             self.requests = requests
             self.sourceDisconnects = sourceDisconnects
         }
-
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            func count(_ key: CodingKeys) throws -> UInt64 {
-                try container.decodeIfPresent(UInt64.self, forKey: key) ?? 0
-            }
-            self.init(
-                fixesReceived: try count(.fixesReceived), deliveries: try count(.deliveries),
-                eventsCoalesced: try count(.eventsCoalesced), clientsDropped: try count(.clientsDropped),
-                badRequests: try count(.badRequests), linesTooLong: try count(.linesTooLong),
-                connectionsAccepted: try count(.connectionsAccepted), requests: try count(.requests),
-                sourceDisconnects: try count(.sourceDisconnects))
-        }
     }
 
     public var version: String
@@ -121,22 +109,5 @@ public struct DaemonStatus: Codable, Hashable, Sendable {
         self.clients = clients
         self.counters = counters
         self.mqtt = mqtt
-    }
-
-    /// Writes the status as a JSON object (keys sorted).
-    public func write(to writer: inout JSONWriter) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(self) else {
-            // Only a non-finite Double can fail; the daemon never produces one.
-            writer.raw("null")
-            return
-        }
-        writer.bytes.append(contentsOf: data)
-    }
-
-    /// Decodes a `status` reply's result.
-    public init(json: JSONValue) throws {
-        self = try JSONDecoder().decode(DaemonStatus.self, from: Data(json.jsonBytes))
     }
 }

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 
 /// A request's `id`, echoed verbatim in its reply: a number or a string.
 /// Integers stay exact (`Int64`); other numbers are `Double`.
@@ -62,10 +63,13 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let timeout = ErrorCode(rawValue: "timeout")
     /// The daemon failed to carry out a valid request (e.g. could not write its config).
     public static let internalError = ErrorCode(rawValue: "internalError")
+    /// A change could not be saved (disk full, read-only filesystem, I/O
+    /// error), so it was not made: acknowledged means persisted.
+    public static let storageFailed = ErrorCode(rawValue: "storageFailed")
 
     public static let allKnown: [ErrorCode] = [
         .badJSON, .badRequest, .unknownOp, .unknownKeyPath, .lineTooLong, .notAuthorized, .forbidden,
-        .unavailable, .timeout, .internalError,
+        .unavailable, .timeout, .internalError, .storageFailed,
     ]
 
     public init(_ code: EngineError.Code) {

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 
 extension ClientRequest {
     /// Decodes one request line (without its newline).

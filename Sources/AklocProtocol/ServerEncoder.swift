@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 
 /// Encodes the daemon's messages, one line each, ending in "\n".
 ///

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 
 /// Any line the daemon sends, decoded on the client side (the CLI, tests).
 public enum ServerMessage: Hashable, Sendable {

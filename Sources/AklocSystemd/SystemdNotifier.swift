@@ -56,8 +56,6 @@ public struct SystemdNotifier: Sendable {
     }
 
     static func monotonicMicroseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        UInt64(PosixClock.monotonic.nanoseconds() / 1000)
     }
 }

@@ -2,18 +2,6 @@ import AklocCore
 import AklocProtocol
 import Glibc
 
-/// Exit codes (sysexits.h), documented in docs/cli.md.
-enum ExitCode {
-    static let ok: Int32 = 0
-    static let failure: Int32 = 1
-    /// EX_USAGE: bad command line.
-    static let usage: Int32 = 64
-    /// EX_UNAVAILABLE: the daemon cannot be reached or went away.
-    static let unreachable: Int32 = 69
-    /// EX_NOPERM: forbidden, not authorized, or no permission on the socket.
-    static let forbidden: Int32 = 77
-}
-
 /// A failure that ends the program with `exitCode` after printing `message`
 /// (when not empty) to stderr.
 struct CLIError: Error {
@@ -76,7 +64,7 @@ extension Command {
 }
 
 enum AklocCLI {
-    static let defaultSocket = "/run/akloc/akloc.sock"
+    static let defaultSocket = DefaultSocket.path
     /// Seconds to wait for each answer from the daemon.
     static let replyTimeout: Double = 15
 
@@ -154,9 +142,9 @@ enum AklocCLI {
             }
         }
         if socketOption?.isEmpty == true { throw .usage("--socket needs a non-empty PATH") }
-        let environment = getenv("AKLOC_SOCKET").map { String(cString: $0) }
+        let environment = getenv(DefaultSocket.environmentVariable).map { String(cString: $0) }
         let context = CommandContext(
-            socketPath: socketOption ?? (environment?.isEmpty == false ? environment! : defaultSocket))
+            socketPath: DefaultSocket.resolve(explicit: socketOption, environment: environment))
 
         guard let first = rest.first else {
             Output.error(overview)

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 import AklocProtocol
 import Glibc
 
@@ -167,7 +168,7 @@ final class DaemonConnection {
         case ENOENT, ECONNREFUSED, ENOTDIR:
             throw .unreachable(
                 "cannot connect to aklocd at \(path): \(reason). Is aklocd running? "
-                    + "(`systemctl status akloc`; another socket: --socket PATH or AKLOC_SOCKET)")
+                    + "(`systemctl status akloc.socket aklocd.service`; another socket: --socket PATH or AKLOC_SOCKET)")
         default:
             throw .unreachable("cannot connect to aklocd at \(path): \(reason)")
         }

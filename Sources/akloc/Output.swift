@@ -1,3 +1,4 @@
+import AklocProtocol
 import Glibc
 
 /// Unbuffered writes to stdout and stderr: each line is one `write(2)`, so

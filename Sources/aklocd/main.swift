@@ -1,5 +1,4 @@
 import AklocDaemon
-import Foundation
+import AklocPosix
 
-DaemonMain.main(
-    arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+DaemonMain.main(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessEnvironment.current())

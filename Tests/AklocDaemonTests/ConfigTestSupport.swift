@@ -1,3 +1,4 @@
+import AklocTestSupport
 import Glibc
 
 /// A fresh directory under /tmp, removed with `removeTree` at the end of a test.
@@ -37,21 +38,6 @@ func readFile(_ path: String) -> String? {
     return String(decoding: result, as: UTF8.self)
 }
 
-func fileMode(_ path: String) -> mode_t? {
-    var info = stat()
-    guard stat(path, &info) == 0 else { return nil }
-    return info.st_mode & 0o7777
-}
+func fileMode(_ path: String) -> mode_t? { TestFiles.mode(path) }
 
-func directoryEntries(_ path: String) -> [String] {
-    guard let directory = opendir(path) else { return [] }
-    defer { closedir(directory) }
-    var names: [String] = []
-    while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) {
-            String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
-        }
-        if name != "." && name != ".." { names.append(name) }
-    }
-    return names.sorted()
-}
+func directoryEntries(_ path: String) -> [String] { TestFiles.entries(path) }

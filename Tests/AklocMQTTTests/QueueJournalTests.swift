@@ -1,4 +1,5 @@
 import AklocCore
+import AklocPosix
 import Foundation
 import Testing
 
@@ -44,7 +45,7 @@ private func entry(_ seq: UInt64, _ text: String = "{\"_type\":\"location\",\"la
         // What a SIGKILL in the middle of write(2) leaves behind.
         let handle = try #require(FileHandle(forWritingAtPath: journal.path))
         handle.seekToEndOfFile()
-        handle.write(Data(QueueJournal.record(entry(3)).prefix(30)))
+        handle.write(Data(Journal.encode(QueueJournal.record(entry(3))).prefix(30)))
         handle.closeFile()
         let reopened = QueueJournal(directory: directory)
         let loaded = try reopened.open()
@@ -58,17 +59,17 @@ private func entry(_ seq: UInt64, _ text: String = "{\"_type\":\"location\",\"la
         #expect(again.warnings.isEmpty)
     }
 
-    @Test func garbageLinesAreCountedAndSkipped() {
-        let bytes = Array("{\"next\":5}\nnot json\n{\"hello\":1}\n".utf8) + QueueJournal.record(entry(6))
-        let loaded = QueueJournal.parse(bytes)
+    @Test func garbageRecordsAreCountedAndSkipped() {
+        let records = ["{\"next\":5}", "not json", "{\"hello\":1}", "{\"seq\":-1,\"queuedAt\":1,\"payload\":\"x\"}"]
+        let loaded = QueueJournal.parse(records.map { Array($0.utf8) } + [QueueJournal.record(entry(6))])
         #expect(loaded.entries.map(\.seq) == [6])
         #expect(loaded.nextSeq == 7)
-        #expect(loaded.warnings == ["skipped 2 unreadable record(s)"])
+        #expect(loaded.warnings == ["skipped 3 unreadable record(s)"])
     }
 
     @Test func payloadsRoundTripByteForByte() {
         let text = #"{"_type":"location","tid":"a\"b\\c","lat":52.5}"#
-        let loaded = QueueJournal.parse(QueueJournal.record(entry(1, text)))
+        let loaded = QueueJournal.parse([QueueJournal.record(entry(1, text))])
         #expect(loaded.entries.first?.payload == Array(text.utf8))
         #expect(loaded.entries.first?.queuedAt == FixTime(secondsSince1970: 1_700_000_001, nanoseconds: 5))
     }
@@ -86,7 +87,41 @@ private func entry(_ seq: UInt64, _ text: String = "{\"_type\":\"location\",\"la
         try journal.remove([600])
         try journal.compact([], nextSeq: 601)
         let size = try FileManager.default.attributesOfItem(atPath: journal.path)[.size] as? Int
-        #expect(size == "{\"next\":601}\n".utf8.count)
+        #expect(size == Journal.encode(Array("{\"next\":601}".utf8)).count)
         #expect(try QueueJournal(directory: directory).open().nextSeq == 601)
+    }
+
+    @Test func aRecordWithABadChecksumIsNeverTakenForData() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = QueueJournal(directory: directory)
+        _ = try journal.open()
+        try journal.append(entry(1))
+        try journal.append(entry(2))
+        // Flip one payload bit of the second record, on disk.
+        var bytes = try #require(FileManager.default.contents(atPath: journal.path))
+        let index = try #require(bytes.lastIndex(of: UInt8(ascii: "1")))
+        bytes[index] = UInt8(ascii: "9")
+        try bytes.write(to: URL(fileURLWithPath: journal.path))
+        let loaded = try QueueJournal(directory: directory).open()
+        #expect(loaded.entries.map(\.seq) == [1])
+        #expect(loaded.warnings == ["skipped 1 record(s) with a bad checksum"])
+    }
+
+    @Test func aQueueFromAnOlderAklocdIsCarriedOver() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let legacy = directory + "/" + QueueJournal.legacyFileName
+        let lines = [QueueJournal.record(entry(7)), Array("{\"ack\":6}".utf8), QueueJournal.record(entry(8))]
+        let text = lines.map { String(decoding: $0, as: UTF8.self) + "\n" }.joined() + "{\"seq\":9,\"que"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: legacy))
+        let loaded = try QueueJournal(directory: directory).open()
+        #expect(loaded.entries == [entry(7), entry(8)])
+        #expect(loaded.nextSeq == 9)
+        #expect(loaded.warnings.count == 1)
+        #expect(!FileManager.default.fileExists(atPath: legacy), "carried over once, then removed")
+        let again = try QueueJournal(directory: directory).open()
+        #expect(again.entries == [entry(7), entry(8)])
+        #expect(again.warnings.isEmpty)
     }
 }

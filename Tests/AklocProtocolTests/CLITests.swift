@@ -2,6 +2,7 @@
 // socket in a temporary directory that says hello and answers from a script.
 // Every wait is bounded (poll with a timeout); nothing sleeps to synchronise.
 
+import AklocJSON
 import AklocProtocol
 import Foundation
 import Glibc

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 import Testing
 
 @testable import AklocProtocol

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 import AklocProtocol
 import Foundation
 

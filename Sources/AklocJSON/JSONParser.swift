@@ -27,16 +27,88 @@ extension JSONValue {
         return Array(bytes).withUnsafeBufferPointer { parse(buffer: $0, maxDepth: maxDepth) }
     }
 
+    /// Checks one complete JSON text exactly as strictly as `parse` does
+    /// (the same texts pass, with the same errors), without building values:
+    /// no arrays, dictionaries or strings are allocated but the first member
+    /// of a top-level object. For a reader that trusts another parser's
+    /// values once the text is known to be well formed (gpsd's lines, which
+    /// libgps parses), or dispatches on a leading tag.
+    public static func validate<Bytes: Collection<UInt8>>(
+        _ bytes: Bytes, maxDepth: Int = defaultMaxDepth
+    ) -> Result<JSONOutline, JSONParseError> {
+        if let result = bytes.withContiguousStorageIfAvailable({ buffer in
+            validate(buffer: buffer, maxDepth: maxDepth)
+        }) {
+            return result
+        }
+        return Array(bytes).withUnsafeBufferPointer { validate(buffer: $0, maxDepth: maxDepth) }
+    }
+
     static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
-        var parser = JSONParser(input: buffer, maxDepth: maxDepth)
-        do throws(JSONParseError) {
-            parser.skipWhitespace()
-            let value = try parser.parseValue(depth: 0)
-            parser.skipWhitespace()
-            guard parser.index == buffer.count else { throw parser.error("unexpected data after the JSON value") }
-            return .success(value)
-        } catch {
-            return .failure(error)
+        var parser = JSONParser(input: buffer, maxDepth: maxDepth, building: true)
+        return parser.parseText()
+    }
+
+    static func validate(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONOutline, JSONParseError> {
+        // Outside strings a non-ASCII byte is an error anyway, and escapes
+        // only produce valid scalars, so checking the whole text once is
+        // the same test as `parse`'s per-string one, without the strings.
+        if let offset = firstInvalidUTF8(in: buffer) {
+            // Rare, so the building parser finds the error `parse` reports.
+            if case .failure(let error) = parse(buffer: buffer, maxDepth: maxDepth) { return .failure(error) }
+            return .failure(JSONParseError(message: "invalid UTF-8", offset: offset))
+        }
+        var parser = JSONParser(input: buffer, maxDepth: maxDepth, building: false)
+        let result = parser.parseText()
+        return result.map { JSONOutline(kind: .init($0), firstKey: parser.firstKey, firstString: parser.firstString) }
+    }
+}
+
+/// What `JSONValue.validate` found out about a text without building it.
+public struct JSONOutline: Hashable, Sendable {
+    public enum Kind: Hashable, Sendable {
+        case null, bool, number, string, array, object
+
+        init(_ value: JSONValue) {
+            switch value {
+            case .null: self = .null
+            case .bool: self = .bool
+            case .int, .double: self = .number
+            case .string: self = .string
+            case .array: self = .array
+            case .object: self = .object
+            }
+        }
+    }
+
+    /// The top-level value's type.
+    public var kind: Kind
+    /// The key of a top-level object's first member (gpsd's `"class"`).
+    public var firstKey: String?
+    /// That member's value, when it is a string.
+    public var firstString: String?
+
+    public init(kind: Kind, firstKey: String? = nil, firstString: String? = nil) {
+        self.kind = kind
+        self.firstKey = firstKey
+        self.firstString = firstString
+    }
+}
+
+/// The offset of the first byte that does not start a valid UTF-8 scalar
+/// (overlong forms, surrogates and values past U+10FFFF are invalid), or nil.
+func firstInvalidUTF8(in buffer: UnsafeBufferPointer<UInt8>) -> Int? {
+    var offset = 0
+    // ASCII runs need no decoder.
+    while offset < buffer.count, buffer[offset] < 0x80 { offset += 1 }
+    guard offset < buffer.count else { return nil }
+    var iterator = UnsafeBufferPointer(rebasing: buffer[offset...]).makeIterator()
+    var decoder = Unicode.UTF8.ForwardParser()
+    while true {
+        switch decoder.parseScalar(from: &iterator) {
+        case .valid(let scalar): offset += scalar.count
+        case .emptyInput: return nil
+        case .error: return offset
         }
     }
 }
@@ -44,11 +116,28 @@ extension JSONValue {
 private struct JSONParser {
     let input: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
+    /// False when validating: containers stay empty, strings are checked but not made.
+    let building: Bool
     var index = 0
+    var firstKey: String?
+    var firstString: String?
 
-    init(input: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    init(input: UnsafeBufferPointer<UInt8>, maxDepth: Int, building: Bool) {
         self.input = input
         self.maxDepth = maxDepth
+        self.building = building
+    }
+
+    mutating func parseText() -> Result<JSONValue, JSONParseError> {
+        do throws(JSONParseError) {
+            skipWhitespace()
+            let value = try parseValue(depth: 0)
+            skipWhitespace()
+            guard index == input.count else { throw error("unexpected data after the JSON value") }
+            return .success(value)
+        } catch {
+            return .failure(error)
+        }
     }
 
     func error(_ message: String) -> JSONParseError {
@@ -71,7 +160,7 @@ private struct JSONParser {
         switch input[index] {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
-        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "\""): return .string(try parseString(keeping: building))
         case UInt8(ascii: "t"):
             try expectLiteral("true")
             return .bool(true)
@@ -113,12 +202,24 @@ private struct JSONParser {
             skipWhitespace()
             guard !atEnd else { throw error("unexpected end of input") }
             guard input[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
-            let key = try parseString()
+            let isFirstOfTop = !building && depth == 1 && firstKey == nil
+            let key = try parseString(keeping: building || isFirstOfTop)
             skipWhitespace()
             guard !atEnd, input[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue(depth: depth)
+            if isFirstOfTop {
+                firstKey = key
+                if !atEnd, input[index] == UInt8(ascii: "\"") {
+                    firstString = try parseString(keeping: true)
+                } else {
+                    _ = try parseValue(depth: depth)
+                }
+            } else if building {
+                members[key] = try parseValue(depth: depth)
+            } else {
+                _ = try parseValue(depth: depth)
+            }
             skipWhitespace()
             guard !atEnd else { throw error("unexpected end of input") }
             switch input[index] {
@@ -142,7 +243,8 @@ private struct JSONParser {
         }
         while true {
             skipWhitespace()
-            elements.append(try parseValue(depth: depth))
+            let element = try parseValue(depth: depth)
+            if building { elements.append(element) }
             skipWhitespace()
             guard !atEnd else { throw error("unexpected end of input") }
             switch input[index] {
@@ -155,12 +257,17 @@ private struct JSONParser {
         }
     }
 
-    mutating func parseString() throws(JSONParseError) -> String {
+    /// A string literal; "" when not `keeping` (validated, not made).
+    mutating func parseString(keeping: Bool) throws(JSONParseError) -> String {
         index += 1  // opening quote
         let start = index
         // Fast path: no escapes.
         while index < input.count {
             let byte = input[index]
+            if byte == UInt8(ascii: "\""), !keeping {
+                index += 1
+                return ""
+            }
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: input[start..<index])
                 guard let text = String(validating: slice, as: UTF8.self) else {
@@ -176,12 +283,13 @@ private struct JSONParser {
         }
         guard index < input.count else { throw error("unterminated string") }
         // Slow path with escapes.
-        var bytes = Array(UnsafeBufferPointer(rebasing: input[start..<index]))
+        var bytes = keeping ? Array(UnsafeBufferPointer(rebasing: input[start..<index])) : []
         while index < input.count {
             let byte = input[index]
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
+                guard keeping else { return "" }
                 guard let text = String(validating: bytes, as: UTF8.self) else {
                     throw error("invalid UTF-8 in string")
                 }
@@ -192,14 +300,14 @@ private struct JSONParser {
                 let escape = input[index]
                 index += 1
                 switch escape {
-                case UInt8(ascii: "\""): bytes.append(0x22)
-                case UInt8(ascii: "\\"): bytes.append(0x5C)
-                case UInt8(ascii: "/"): bytes.append(0x2F)
-                case UInt8(ascii: "b"): bytes.append(0x08)
-                case UInt8(ascii: "f"): bytes.append(0x0C)
-                case UInt8(ascii: "n"): bytes.append(0x0A)
-                case UInt8(ascii: "r"): bytes.append(0x0D)
-                case UInt8(ascii: "t"): bytes.append(0x09)
+                case UInt8(ascii: "\""): if keeping { bytes.append(0x22) }
+                case UInt8(ascii: "\\"): if keeping { bytes.append(0x5C) }
+                case UInt8(ascii: "/"): if keeping { bytes.append(0x2F) }
+                case UInt8(ascii: "b"): if keeping { bytes.append(0x08) }
+                case UInt8(ascii: "f"): if keeping { bytes.append(0x0C) }
+                case UInt8(ascii: "n"): if keeping { bytes.append(0x0A) }
+                case UInt8(ascii: "r"): if keeping { bytes.append(0x0D) }
+                case UInt8(ascii: "t"): if keeping { bytes.append(0x09) }
                 case UInt8(ascii: "u"):
                     var scalar = UInt32(try parseHex4())
                     if (0xD800..<0xDC00).contains(scalar) {
@@ -214,14 +322,14 @@ private struct JSONParser {
                         throw error("unpaired surrogate escape")
                     }
                     guard let unicode = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
-                    bytes.append(contentsOf: UTF8.encode(unicode)!)
+                    if keeping { bytes.append(contentsOf: UTF8.encode(unicode)!) }
                 default:
                     index -= 1
                     throw error("invalid escape")
                 }
             default:
                 if byte < 0x20 { throw error("unescaped control character in string") }
-                bytes.append(byte)
+                if keeping { bytes.append(byte) }
                 index += 1
             }
         }
@@ -263,13 +371,18 @@ private struct JSONParser {
             guard !atEnd, isDigit(input[index]) else { throw error("invalid number") }
             while !atEnd, isDigit(input[index]) { index += 1 }
         }
+        var hasExponent = false
         if !atEnd, input[index] == UInt8(ascii: "e") || input[index] == UInt8(ascii: "E") {
             integral = false
+            hasExponent = true
             index += 1
             if !atEnd, input[index] == UInt8(ascii: "+") || input[index] == UInt8(ascii: "-") { index += 1 }
             guard !atEnd, isDigit(input[index]) else { throw error("invalid number") }
             while !atEnd, isDigit(input[index]) { index += 1 }
         }
+        // Only an exponent or more than 308 digits can leave Double's range,
+        // so a validator need not make the number otherwise.
+        if !building, !hasExponent, index - start < 300 { return .int(0) }
         // The literal is ASCII by construction.
         let text = String(decoding: UnsafeBufferPointer(rebasing: input[start..<index]), as: UTF8.self)
         if integral, let exact = Int64(text) { return .int(exact) }

@@ -1,0 +1,225 @@
+import AklocCore
+import AklocJSON
+
+extension DaemonStatus {
+    /// A `status` result this CLI cannot read: which member, and why.
+    public struct FormatError: Error, Hashable, Sendable, CustomStringConvertible {
+        public var member: String
+        public var problem: String
+
+        public var description: String { "\"\(member)\" \(problem)" }
+    }
+
+    /// Writes the status as a JSON object, keys sorted; absent optionals are omitted.
+    public func write(to writer: inout JSONWriter) {
+        writer.raw("{\"clients\":{\"connected\":")
+        writer.integer(Int64(clients.connected))
+        writer.raw(",\"observing\":")
+        writer.integer(Int64(clients.observing))
+        writer.raw(",\"updating\":")
+        writer.integer(Int64(clients.updating))
+        writer.raw("},\"counters\":")
+        counters.write(to: &writer)
+        if let fix {
+            writer.raw(",\"fix\":{\"ageSeconds\":")
+            writer.number(fix.ageSeconds)
+            writer.raw(",\"location\":")
+            ServerEncoder.writeLocation(fix.location, to: &writer)
+            writer.byte(UInt8(ascii: "}"))
+        }
+        if let mqtt {
+            writer.raw(",\"mqtt\":")
+            mqtt.write(to: &writer)
+        }
+        writer.raw(",\"paused\":")
+        writer.bool(paused)
+        writer.raw(",\"source\":{\"connected\":")
+        writer.bool(source.connected)
+        writer.raw(",\"name\":")
+        writer.string(source.name)
+        writer.raw("},\"state\":")
+        writer.string(state.rawValue)
+        writer.raw(",\"uptimeSeconds\":")
+        writer.number(uptimeSeconds)
+        writer.raw(",\"version\":")
+        writer.string(version)
+        writer.byte(UInt8(ascii: "}"))
+    }
+
+    /// Decodes a `status` reply's result.
+    public init(json: JSONValue) throws(FormatError) {
+        let object = try StatusObject(json, "status")
+        let source = try object.object("source")
+        let clients = try object.object("clients")
+        let counters = try object.object("counters")
+        var fix: Fix?
+        if let member = try object.optionalObject("fix") {
+            guard let value = member.members["location"], let location = Location(json: value) else {
+                throw FormatError(member: "fix.location", problem: "is not a location")
+            }
+            fix = Fix(location: location, ageSeconds: try member.double("ageSeconds"))
+        }
+        guard let state = ServiceState(rawValue: try object.string("state")) else {
+            throw FormatError(member: "state", problem: "is not a known state")
+        }
+        self.init(
+            version: try object.string("version"), state: state, paused: try object.bool("paused"),
+            uptimeSeconds: try object.double("uptimeSeconds"),
+            source: Source(name: try source.string("name"), connected: try source.bool("connected")), fix: fix,
+            clients: Clients(
+                connected: try clients.int("connected"), updating: try clients.int("updating"),
+                observing: try clients.int("observing")),
+            counters: Counters(
+                fixesReceived: try counters.count("fixesReceived"), deliveries: try counters.count("deliveries"),
+                eventsCoalesced: try counters.count("eventsCoalesced"),
+                clientsDropped: try counters.count("clientsDropped"), badRequests: try counters.count("badRequests"),
+                linesTooLong: try counters.count("linesTooLong"),
+                connectionsAccepted: try counters.count("connectionsAccepted"),
+                requests: try counters.count("requests"), sourceDisconnects: try counters.count("sourceDisconnects")),
+            mqtt: try object.optionalObject("mqtt").map { (mqtt) throws(FormatError) in try MQTT(mqtt) })
+    }
+}
+
+extension DaemonStatus.Counters {
+    fileprivate func write(to writer: inout JSONWriter) {
+        let fields: [(StaticString, UInt64)] = [
+            ("badRequests", badRequests), ("clientsDropped", clientsDropped),
+            ("connectionsAccepted", connectionsAccepted), ("deliveries", deliveries),
+            ("eventsCoalesced", eventsCoalesced), ("fixesReceived", fixesReceived), ("linesTooLong", linesTooLong),
+            ("requests", requests), ("sourceDisconnects", sourceDisconnects),
+        ]
+        writer.byte(UInt8(ascii: "{"))
+        for (index, (key, value)) in fields.enumerated() {
+            if index > 0 { writer.byte(UInt8(ascii: ",")) }
+            writer.key(key)
+            writer.integer(Int64(clamping: value))
+        }
+        writer.byte(UInt8(ascii: "}"))
+    }
+}
+
+extension DaemonStatus.MQTT {
+    fileprivate func write(to writer: inout JSONWriter) {
+        writer.raw("{\"broker\":")
+        writer.string(broker)
+        writer.raw(",\"connected\":")
+        writer.bool(connected)
+        writer.raw(",\"dropped\":{\"maxAge\":")
+        writer.integer(Int64(clamping: dropped.maxAge))
+        writer.raw(",\"maxBytes\":")
+        writer.integer(Int64(clamping: dropped.maxBytes))
+        writer.raw(",\"maxEntries\":")
+        writer.integer(Int64(clamping: dropped.maxEntries))
+        writer.raw("},\"failed\":")
+        writer.integer(Int64(clamping: failed))
+        if let lastError {
+            writer.raw(",\"lastError\":")
+            writer.string(lastError)
+        }
+        if let oldestQueuedAgeSeconds {
+            writer.raw(",\"oldestQueuedAgeSeconds\":")
+            writer.number(oldestQueuedAgeSeconds)
+        }
+        writer.raw(",\"published\":")
+        writer.integer(Int64(clamping: published))
+        writer.raw(",\"queued\":")
+        writer.integer(Int64(queued))
+        writer.raw(",\"queuedBytes\":")
+        writer.integer(Int64(queuedBytes))
+        writer.raw(",\"resent\":")
+        writer.integer(Int64(clamping: resent))
+        writer.raw(",\"tid\":")
+        writer.string(tid)
+        writer.raw(",\"topic\":")
+        writer.string(topic)
+        writer.byte(UInt8(ascii: "}"))
+    }
+
+    fileprivate init(_ object: StatusObject) throws(DaemonStatus.FormatError) {
+        let dropped = try object.object("dropped")
+        self.init(
+            broker: try object.string("broker"), topic: try object.string("topic"), tid: try object.string("tid"),
+            connected: try object.bool("connected"), queued: try object.int("queued"),
+            queuedBytes: try object.int("queuedBytes"),
+            oldestQueuedAgeSeconds: try object.optionalDouble("oldestQueuedAgeSeconds"),
+            published: try object.count("published"), failed: try object.count("failed"),
+            resent: try object.count("resent"),
+            dropped: Dropped(
+                maxEntries: try dropped.count("maxEntries"), maxBytes: try dropped.count("maxBytes"),
+                maxAge: try dropped.count("maxAge")),
+            lastError: try object.optionalString("lastError"))
+    }
+}
+
+/// One object of a status reply, read member by member with its path for errors.
+private struct StatusObject {
+    let members: [String: JSONValue]
+    let path: String
+
+    init(_ value: JSONValue?, _ path: String) throws(DaemonStatus.FormatError) {
+        guard case .object(let members) = value else {
+            throw DaemonStatus.FormatError(member: path, problem: value == nil ? "is missing" : "is not an object")
+        }
+        self.members = members
+        self.path = path
+    }
+
+    private func failure(_ key: String, _ problem: String) -> DaemonStatus.FormatError {
+        DaemonStatus.FormatError(member: path == "status" ? key : "\(path).\(key)", problem: problem)
+    }
+
+    private func required(_ key: String) throws(DaemonStatus.FormatError) -> JSONValue {
+        guard let value = members[key], value != .null else { throw failure(key, "is missing") }
+        return value
+    }
+
+    func object(_ key: String) throws(DaemonStatus.FormatError) -> StatusObject {
+        try StatusObject(try required(key), path == "status" ? key : "\(path).\(key)")
+    }
+
+    func optionalObject(_ key: String) throws(DaemonStatus.FormatError) -> StatusObject? {
+        guard let value = members[key], value != .null else { return nil }
+        return try StatusObject(value, path == "status" ? key : "\(path).\(key)")
+    }
+
+    func string(_ key: String) throws(DaemonStatus.FormatError) -> String {
+        guard let text = try required(key).stringValue else { throw failure(key, "is not a string") }
+        return text
+    }
+
+    func optionalString(_ key: String) throws(DaemonStatus.FormatError) -> String? {
+        guard let value = members[key], value != .null else { return nil }
+        guard let text = value.stringValue else { throw failure(key, "is not a string") }
+        return text
+    }
+
+    func bool(_ key: String) throws(DaemonStatus.FormatError) -> Bool {
+        guard let flag = try required(key).boolValue else { throw failure(key, "is not a boolean") }
+        return flag
+    }
+
+    func double(_ key: String) throws(DaemonStatus.FormatError) -> Double {
+        guard let number = try required(key).doubleValue else { throw failure(key, "is not a number") }
+        return number
+    }
+
+    func optionalDouble(_ key: String) throws(DaemonStatus.FormatError) -> Double? {
+        guard let value = members[key], value != .null else { return nil }
+        guard let number = value.doubleValue else { throw failure(key, "is not a number") }
+        return number
+    }
+
+    func int(_ key: String) throws(DaemonStatus.FormatError) -> Int {
+        guard case .int(let number) = try required(key), let value = Int(exactly: number) else {
+            throw failure(key, "is not an integer")
+        }
+        return value
+    }
+
+    /// A counter: absent means 0 (a daemon that does not count it yet).
+    func count(_ key: String) throws(DaemonStatus.FormatError) -> UInt64 {
+        guard let value = members[key], value != .null else { return 0 }
+        guard case .int(let number) = value, number >= 0 else { throw failure(key, "is not a count") }
+        return UInt64(number)
+    }
+}

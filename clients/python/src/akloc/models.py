@@ -1,0 +1,135 @@
+"""Values the daemon sends, as dataclasses (docs/protocol.md §6)."""
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Dict, Optional
+
+from .errors import ProtocolViolation
+
+__all__ = ["Location", "Change", "Event", "parse_time"]
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 UTC time as aklocd writes it (``2026-11-30T15:09:11.123Z``)."""
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    # Python < 3.11 takes only 3 or 6 fraction digits; aklocd writes 3.
+    value = datetime.fromisoformat(text)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value
+
+
+def _number(obj: Dict[str, Any], key: str) -> Optional[float]:
+    value = obj.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _string(obj: Dict[str, Any], key: str) -> Optional[str]:
+    value = obj.get(key)
+    return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class Location:
+    """A fix, with CoreLocation's names in Python spelling. A member the
+    receiver did not report is None (the wire omits it)."""
+
+    latitude: float
+    longitude: float
+    mode: str
+    altitude: Optional[float] = None
+    ellipsoidal_altitude: Optional[float] = None
+    horizontal_accuracy: Optional[float] = None
+    vertical_accuracy: Optional[float] = None
+    speed: Optional[float] = None
+    speed_accuracy: Optional[float] = None
+    course: Optional[float] = None
+    course_accuracy: Optional[float] = None
+    climb: Optional[float] = None
+    timestamp: Optional[datetime] = None
+    received_at: Optional[datetime] = None
+    device: Optional[str] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "Location":
+        """Reads a wire location; raises ProtocolViolation when latitude,
+        longitude or mode is missing or mistyped."""
+        if not isinstance(obj, dict):
+            raise ProtocolViolation(f"a location must be an object, not {type(obj).__name__}")
+        latitude = _number(obj, "latitude")
+        longitude = _number(obj, "longitude")
+        mode = _string(obj, "mode")
+        if latitude is None or longitude is None or mode not in ("2d", "3d"):
+            raise ProtocolViolation(f"not a location: {obj!r}")
+
+        def time(key: str) -> Optional[datetime]:
+            text = _string(obj, key)
+            if text is None:
+                return None
+            try:
+                return parse_time(text)
+            except ValueError:
+                return None
+
+        return cls(
+            latitude=latitude,
+            longitude=longitude,
+            mode=mode,
+            altitude=_number(obj, "altitude"),
+            ellipsoidal_altitude=_number(obj, "ellipsoidalAltitude"),
+            horizontal_accuracy=_number(obj, "horizontalAccuracy"),
+            vertical_accuracy=_number(obj, "verticalAccuracy"),
+            speed=_number(obj, "speed"),
+            speed_accuracy=_number(obj, "speedAccuracy"),
+            course=_number(obj, "course"),
+            course_accuracy=_number(obj, "courseAccuracy"),
+            climb=_number(obj, "climb"),
+            timestamp=time("timestamp"),
+            received_at=time("receivedAt"),
+            device=_string(obj, "device"),
+            raw=dict(obj),
+        )
+
+
+@dataclass(frozen=True)
+class Change:
+    """One ``change`` event of an observed key path (KVO's change)."""
+
+    key_path: str
+    new: Any
+    old: Any = None
+    has_old: bool = False
+
+    @property
+    def new_location(self) -> Optional[Location]:
+        """``new`` as a Location, for ``myLocation`` and ``rawLocation``."""
+        return Location.from_json(self.new) if isinstance(self.new, dict) else None
+
+
+@dataclass(frozen=True)
+class Event:
+    """Any event line: its name (``didUpdateLocation``, ``didGetNotification``…) and all its members."""
+
+    name: str
+    fields: Dict[str, Any]
+
+    @property
+    def location(self) -> Optional[Location]:
+        value = self.fields.get("location")
+        return Location.from_json(value) if value is not None else None
+
+    @property
+    def after_time_interval(self) -> Optional[float]:
+        return _number(self.fields, "afterTimeInterval")
+
+    @property
+    def notification(self) -> Optional[str]:
+        return _string(self.fields, "notification")
+
+    @property
+    def error(self) -> Optional[str]:
+        return _string(self.fields, "error")

@@ -1,0 +1,149 @@
+"""The real aklocd reading a real gpsd (gpsfake replaying a capture from
+Tests/Fixtures/gpsd-logs), each on a free port and a private socket, for the
+tests that talk to a live daemon. Everything started is stopped by pid, and
+gpsd's SysV shared memory segment is removed (DESIGN §6).
+
+``AKLOC_BIN_DIR`` names the directory holding the built ``aklocd`` (the
+Makefile sets it). With ``AKLOC_REQUIRE_TOOLS=1`` (make test, CI) a missing
+tool fails the test instead of skipping it."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+from typing import List, Optional
+
+REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+LOGS = os.path.join(REPOSITORY, "Tests", "Fixtures", "gpsd-logs")
+
+
+def _which(name: str) -> Optional[str]:
+    return shutil.which(name) or next(
+        (path for path in (f"/usr/sbin/{name}", f"/sbin/{name}") if os.access(path, os.X_OK)), None
+    )
+
+
+def require_tools(case: unittest.TestCase) -> str:
+    """The aklocd path; skips (or, when tools are required, fails) without gpsd's tools or aklocd."""
+    missing = [name for name in ("gpsfake", "gpsd") if _which(name) is None]
+    aklocd = os.path.join(os.environ.get("AKLOC_BIN_DIR", os.path.join(REPOSITORY, ".build", "debug")), "aklocd")
+    if not os.access(aklocd, os.X_OK):
+        missing.append(aklocd)
+    if missing:
+        message = f"missing {', '.join(missing)} (apt install gpsd gpsd-clients; swift build)"
+        if os.environ.get("AKLOC_REQUIRE_TOOLS") == "1":
+            case.fail(message)
+        case.skipTest(message)
+    return aklocd
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait(predicate, timeout: float, what: str, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if process.poll() is not None:
+            raise RuntimeError(f"{what}: exited with {process.returncode}")
+        time.sleep(0.01)
+    raise RuntimeError(f"{what}: not ready within {timeout} s")
+
+
+def _connects(family: int, address) -> bool:
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(address)
+            return True
+        except OSError:
+            return False
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    process.wait(timeout=10)
+
+
+class Replay:
+    """gpsfake replaying ``log`` at ``cycle`` s per sentence, and aklocd reading it."""
+
+    def __init__(self, aklocd: str, log: str, cycle: float) -> None:
+        self.directory = tempfile.mkdtemp(prefix="akloc-python-")
+        os.chmod(self.directory, 0o755)
+        self.socket = os.path.join(self.directory, "akloc.sock")
+        self.aklocd = aklocd
+        self.port = free_port()
+        self.processes: List[subprocess.Popen] = []
+        gpsfake_tmp = os.path.join(self.directory, "gpsfake")
+        os.mkdir(gpsfake_tmp)
+        # Own process groups, so gpsfake's gpsd goes with it.
+        self.gpsfake = subprocess.Popen(
+            ["gpsfake", "-1", "-p", "-q", "-c", str(cycle), "-P", str(self.port), os.path.join(LOGS, log + ".log")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=dict(os.environ, TMPDIR=gpsfake_tmp),
+            start_new_session=True,
+        )
+        try:
+            _wait(lambda: _connects(socket.AF_INET, ("127.0.0.1", self.port)), 15, "gpsfake", self.gpsfake)
+            self.daemon = self._start_daemon()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start_daemon(self) -> subprocess.Popen:
+        config = os.path.join(self.directory, "akloc.conf")
+        open(config, "w").close()
+        self.daemon_log = open(os.path.join(self.directory, "aklocd.log"), "ab")
+        process = subprocess.Popen(
+            [
+                self.aklocd,
+                "--socket", self.socket,
+                "--gpsd", f"127.0.0.1:{self.port}",
+                "--state-dir", os.path.join(self.directory, "state"),
+                "--config", config,
+            ],
+            stdout=self.daemon_log,
+            stderr=self.daemon_log,
+            start_new_session=True,
+        )
+        self.processes.append(process)
+        _wait(lambda: _connects(socket.AF_UNIX, self.socket), 15, "aklocd", process)
+        return process
+
+    def restart_daemon(self) -> None:
+        """SIGKILLs aklocd and starts it again on the same socket."""
+        _kill_group(self.daemon)
+        self.daemon = self._start_daemon()
+
+    def stop(self) -> None:
+        for process in self.processes:
+            _kill_group(process)
+        _kill_group(self.gpsfake)
+        _remove_gpsd_segment(self.port)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _remove_gpsd_segment(port: int) -> None:
+    """gpsd 3.22 leaves a SysV segment keyed 0x4770PPPP behind; removed when nothing is attached."""
+    key = 0x47700000 | port
+    try:
+        with open("/proc/sysvipc/shm") as table:
+            rows = [line.split() for line in table.readlines()[1:]]
+    except OSError:
+        return
+    for row in rows:
+        if len(row) > 6 and int(row[0]) & 0xFFFFFFFF == key and row[6] == "0":
+            subprocess.run(["ipcrm", "-m", row[1]], check=False, stderr=subprocess.DEVNULL)
