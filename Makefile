@@ -19,22 +19,37 @@ UNITDIR      ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR  ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR  ?= $(PREFIX)/lib/tmpfiles.d
 CONFDIR      := /etc/akloc
+MANDIR       ?= $(PREFIX)/share/man
+# Installed only when the repository has them: data/* (the geo data files,
+# DESIGN §9) and dbus/*.conf (the GeoClue D-Bus policy, DESIGN §12). dbus-daemon
+# reads policies from /usr/share/dbus-1/system.d (packages: the .deb sets it)
+# and /etc/dbus-1/system.d (local installs), never from /usr/local.
+DATADIR      ?= $(PREFIX)/share/akloc
+DBUSPOLICYDIR ?= /etc/dbus-1/system.d
 # Where `make install` takes aklocd and akloc from; empty means a release build.
 INSTALL_BIN_DIR ?=
+
+# `make man` and `make deb`: debian/control's Build-Depends and the
+# build-essential set dpkg-buildpackage checks (all but the Swift toolchain),
+# and what the package test uses: lintian, and man-db for `man --warnings`.
+# In DEB_PACKAGES too, as `make test` builds the package.
+DEB_BUILD_PACKAGES := build-essential scdoc debhelper dpkg-dev pkgconf lintian man-db
 
 # Every Debian package the project uses: libraries to build against, and the
 # real gpsd, gpsfake, gpspipe and systemd tools the tests drive. The MQTT
 # tests start their own mosquitto brokers (never the packaged service) and
 # make their TLS certificates with openssl. binutils' readelf checks that
-# aklocd links no Foundation (scripts/check-no-foundation.sh).
+# aklocd links no Foundation (scripts/check-no-foundation.sh). The geo lookups
+# read country names from iso-codes and offsets from tzdata (docs/geodata.md).
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
-                python3 python3-venv
+                python3 python3-venv iso-codes tzdata $(DEB_BUILD_PACKAGES)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-python lint fuzz demo bench bench-quick install uninstall clean soak soak-sanitizers
+.PHONY: all deps build test test-python lint fuzz demo bench bench-quick install uninstall clean soak soak-sanitizers \
+        man deb
 
 all: build
 
@@ -124,10 +139,22 @@ fuzz:
 demo: build
 	BIN_DIR="$(BIN_DIR)" scripts/demo.sh
 
+# The manual pages, akloc(1), aklocd(8) and akloc.conf(5), from man/*.scd.
+MAN_PAGES := build/man/akloc.1 build/man/aklocd.8 build/man/akloc.conf.5
+man: $(MAN_PAGES)
+build/man/%: man/%.scd
+	@mkdir -p build/man
+	scdoc <$< >$@.tmp && mv $@.tmp $@
+
+# akloc_VERSION_ARCH.deb in this directory (debian/, README "Install from a
+# .deb"): a static-stdlib release build in .build/deb through dpkg-buildpackage.
+deb: deps
+	scripts/deb-build.sh
+
 # Release build, then the files; with DESTDIR set nothing outside it is
 # touched. Without DESTDIR, on a systemd host, it also creates the user,
 # group and directories and reloads systemd (enabling is left to you).
-install:
+install: man
 	@set -e; bin="$(INSTALL_BIN_DIR)"; \
 	if [ -z "$$bin" ]; then \
 	    $(SWIFT) build -c release -Xswiftc -warnings-as-errors; \
@@ -144,6 +171,17 @@ install:
 	install -m 0644 systemd/akloc.socket "$(DESTDIR)$(UNITDIR)/akloc.socket"; \
 	install -m 0644 systemd/sysusers.d/akloc.conf "$(DESTDIR)$(SYSUSERSDIR)/akloc.conf"; \
 	install -m 0644 systemd/tmpfiles.d/akloc.conf "$(DESTDIR)$(TMPFILESDIR)/akloc.conf"; \
+	install -d -m 0755 "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man5" "$(DESTDIR)$(MANDIR)/man8"; \
+	install -m 0644 build/man/akloc.1 "$(DESTDIR)$(MANDIR)/man1/akloc.1"; \
+	install -m 0644 build/man/akloc.conf.5 "$(DESTDIR)$(MANDIR)/man5/akloc.conf.5"; \
+	install -m 0644 build/man/aklocd.8 "$(DESTDIR)$(MANDIR)/man8/aklocd.8"; \
+	if [ -n "$$(ls -A data 2>/dev/null)" ]; then \
+	    install -d -m 0755 "$(DESTDIR)$(DATADIR)"; cp -R data/. "$(DESTDIR)$(DATADIR)/"; \
+	    chmod -R u=rwX,go=rX "$(DESTDIR)$(DATADIR)"; \
+	fi; \
+	if ls dbus/*.conf >/dev/null 2>&1; then \
+	    install -d -m 0755 "$(DESTDIR)$(DBUSPOLICYDIR)"; install -m 0644 dbus/*.conf "$(DESTDIR)$(DBUSPOLICYDIR)/"; \
+	fi; \
 	set +x; \
 	if [ -e "$(DESTDIR)$(CONFDIR)/akloc.conf" ]; then \
 	    echo "make install: kept the existing $(DESTDIR)$(CONFDIR)/akloc.conf (the new default is config/akloc.conf)"; \
@@ -168,10 +206,15 @@ install:
 uninstall:
 	rm -f "$(DESTDIR)$(BINDIR)/aklocd" "$(DESTDIR)$(BINDIR)/akloc" \
 	    "$(DESTDIR)$(UNITDIR)/aklocd.service" "$(DESTDIR)$(UNITDIR)/akloc.socket" \
-	    "$(DESTDIR)$(SYSUSERSDIR)/akloc.conf" "$(DESTDIR)$(TMPFILESDIR)/akloc.conf"
+	    "$(DESTDIR)$(SYSUSERSDIR)/akloc.conf" "$(DESTDIR)$(TMPFILESDIR)/akloc.conf" \
+	    "$(DESTDIR)$(MANDIR)/man1/akloc.1" "$(DESTDIR)$(MANDIR)/man5/akloc.conf.5" \
+	    "$(DESTDIR)$(MANDIR)/man8/aklocd.8"
+	rm -rf "$(DESTDIR)$(DATADIR)"
+	for f in dbus/*.conf; do [ -e "$$f" ] && rm -f "$(DESTDIR)$(DBUSPOLICYDIR)/$${f#dbus/}"; done; true
 
 clean:
-	rm -rf .build
+	rm -rf .build build akloc_*.deb debian/akloc debian/.debhelper debian/files debian/changelog \
+	    debian/*.substvars debian/*.debhelper debian/*.debhelper.log debian/debhelper-build-stamp
 
 # Benchmarks against gpsd (DESIGN §7, bench/): one release run of akloc-bench
 # writes BENCHMARKS.md; bench-quick only checks the harness runs (the test

@@ -38,6 +38,7 @@ struct Options {
                            [--log GPSD_LOG] [--chk GPSD_CHK] [--command TEXT] [--latency-only] [--per-epoch]
                            [--notes MARKDOWN]
                akloc-bench floor GPSD_PORT SOCKET_PATH   (the floor server; the harness starts it)
+               akloc-bench geo [PLACES_FILE]             (gazetteer lookup times and pages touched)
         """
 
     /// The boat's expected gpsd output from the shared captures when present
@@ -158,6 +159,9 @@ if arguments.first == "floor" {
         exit(64)
     }
     Floor.main(port: port, socketPath: arguments[2])
+}
+if arguments.first == "geo" {
+    GeoBench.main(path: arguments.count > 1 ? arguments[1] : Options.packageRoot + "/data/places.bin")
 }
 do {
     try runBench(try Options.parse(arguments))
