@@ -22,7 +22,8 @@ import Synchronization
 /// sockets' hang-ups arrive here, on the queue, as readiness.
 ///
 /// Level-triggered: a handler that leaves data unread is called again on the
-/// next round. Used only on its queue.
+/// next round. Used only on its queue; it goes away with the last descriptor
+/// it watches (a client library makes a queue per connection).
 final class EventPoller: @unchecked Sendable {
     // @unchecked: every member but `queue` is touched only on `queue`.
 
@@ -39,6 +40,8 @@ final class EventPoller: @unchecked Sendable {
     private var events = [epoll_event](repeating: epoll_event(), count: 64)
 
     private static let pollers = Mutex<[ObjectIdentifier: EventPoller]>([:])
+    /// Marks a poller's queue, so a call from elsewhere can hop onto it.
+    private static let queueKey = DispatchSpecificKey<UInt>()
 
     /// The poller for `queue`, made the first time a descriptor is watched on it.
     static func shared(for queue: DispatchQueue) -> EventPoller {
@@ -55,9 +58,30 @@ final class EventPoller: @unchecked Sendable {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epoll >= 0, "epoll_create1: \(Errno.current)")
         let source = DispatchSource.makeReadSource(fileDescriptor: epoll, queue: queue)
-        source.setEventHandler { [unowned self] in drain() }
+        // Strong: the source's handlers are released when it is cancelled.
+        source.setEventHandler { [self] in drain() }
+        source.setCancelHandler { [epoll] in Syscall.close(epoll) }
         source.activate()
         self.source = source
+        queue.setSpecific(key: Self.queueKey, value: identity)
+    }
+
+    private var identity: UInt { UInt(bitPattern: ObjectIdentifier(self)) }
+
+    /// Whether the caller is running on `queue`.
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.queueKey) == identity }
+
+    /// Runs `body` on the queue: at once when already there, later otherwise
+    /// (a manager released on another thread closing its socket).
+    func perform(_ body: @escaping () -> Void) {
+        if isCurrent { return body() }
+        let hop = Hop(body: body)
+        queue.async { hop.body() }
+    }
+
+    private struct Hop: @unchecked Sendable {
+        // @unchecked: `body` runs only on the poller's queue.
+        let body: () -> Void
     }
 
     /// A token for `target`'s registrations; events come with it, so a
@@ -83,9 +107,18 @@ final class EventPoller: @unchecked Sendable {
         precondition(result == 0 || operation == EPOLL_CTL_DEL, "epoll_ctl(\(fd)): \(Errno.current)")
     }
 
-    /// Forgets `token`: events already harvested for it are dropped.
+    /// Forgets `token`: events already harvested for it are dropped. With
+    /// the last one the poller retires: the next watch makes a new one.
     func remove(_ token: UInt64) {
         targets[token] = nil
+        guard targets.isEmpty else { return }
+        Self.pollers.withLock { pollers in
+            if pollers[ObjectIdentifier(queue)] === self { pollers[ObjectIdentifier(queue)] = nil }
+        }
+        queue.setSpecific(key: Self.queueKey, value: nil)
+        // The epoll descriptor closes in the cancel handler (never hangs up).
+        source?.cancel()
+        source = nil
     }
 
     private func drain() {

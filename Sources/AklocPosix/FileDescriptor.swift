@@ -16,7 +16,9 @@ import Glibc
 /// racing its manager thread (see `EventPoller`), which is what crashed
 /// aklocd under churn.
 ///
-/// Not thread-safe: use it, and watch it, on one serial queue.
+/// Watch it on one serial queue, and use it there; `close()` and a watch's
+/// `suspend`, `resume` and `cancel` called elsewhere (a client library's
+/// object released on another thread) run on that queue, later.
 public final class FileDescriptor {
     /// The descriptor number; valid until `isClosed`.
     public let rawValue: Int32
@@ -76,23 +78,29 @@ public final class FileDescriptor {
 
         /// Stops its handler from being called, keeping the watch.
         public func suspend() {
-            guard !isSuspended, !isCancelled else { return }
-            isSuspended = true
-            descriptor?.updateInterest()
+            descriptor?.onQueue { [self] in
+                guard !isSuspended, !isCancelled else { return }
+                isSuspended = true
+                descriptor?.updateInterest()
+            }
         }
 
         public func resume() {
-            guard isSuspended, !isCancelled else { return }
-            isSuspended = false
-            descriptor?.updateInterest()
+            descriptor?.onQueue { [self] in
+                guard isSuspended, !isCancelled else { return }
+                isSuspended = false
+                descriptor?.updateInterest()
+            }
         }
 
         /// Ends this watch alone (the descriptor stays open, e.g. when write
         /// interest ends). Its handler is not called afterwards.
         public func cancel() {
-            guard !isCancelled else { return }
-            isCancelled = true
-            descriptor?.updateInterest()
+            descriptor?.onQueue { [self] in
+                guard !isCancelled else { return }
+                isCancelled = true
+                descriptor?.updateInterest()
+            }
         }
     }
 
@@ -102,6 +110,7 @@ public final class FileDescriptor {
     public func watch(
         _ event: Event, on queue: DispatchQueue, handler: @escaping () -> Void
     ) -> Watch {
+        dispatchPrecondition(condition: .onQueue(queue))
         precondition(!isClosing, "watching a descriptor that is being closed")
         let poller = self.poller ?? EventPoller.shared(for: queue)
         precondition(poller.queue === queue, "one descriptor, one queue")
@@ -120,6 +129,10 @@ public final class FileDescriptor {
     /// the close, for work that needs the descriptor number to be free
     /// (resuming `accept` after EMFILE). Idempotent.
     public func close(then: (() -> Void)? = nil) {
+        if let poller, !poller.isCurrent {
+            poller.perform { [self] in close(then: then) }
+            return
+        }
         if !isClosing {
             isClosing = true
             for watch in watches { watch.isCancelled = true }
@@ -130,6 +143,11 @@ public final class FileDescriptor {
             finishClose()
         }
         then?()
+    }
+
+    /// Runs `body` on the watching queue (at once when there, or unwatched).
+    fileprivate func onQueue(_ body: @escaping () -> Void) {
+        if let poller { poller.perform(body) } else { body() }
     }
 
     /// Tells epoll what the live watches want now.

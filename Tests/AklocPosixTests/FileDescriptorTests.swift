@@ -116,4 +116,27 @@ import Testing
             ours.close()
         }
     }
+
+    @Test func closeFromAnotherThreadRunsOnTheWatchingQueue() throws {
+        let queue = DispatchQueue(label: "fd-test-elsewhere")
+        let (ours, peer) = try Self.pair()
+        defer { close(peer) }
+        queue.sync { _ = ours.watch(.readable, on: queue) {} }
+        // Not on `queue` (a client library's object released on the caller's thread).
+        ours.close()
+        queue.sync { #expect(ours.isClosed) }
+        // The poller retired with its last descriptor; watching again makes a new one.
+        let (again, againPeer) = try Self.pair()
+        defer { close(againPeer) }
+        let called = DispatchSemaphore(value: 0)
+        queue.sync {
+            _ = again.watch(.readable, on: queue) {
+                Self.drain(again.rawValue)
+                called.signal()
+            }
+        }
+        _ = send(againPeer, "w", 1, Int32(MSG_NOSIGNAL))
+        #expect(called.wait(timeout: .now() + 10) == .success)
+        queue.sync { again.close() }
+    }
 }
