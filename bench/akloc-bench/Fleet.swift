@@ -55,8 +55,22 @@ final class Fleet {
         var duplicates = 0
         var unexpected = 0
         var sameEpoch = 0
+        /// Epochs with a position in `check` if it is `log`'s .chk, else nil.
+        static func checkEpochs(_ check: String, log: String) -> Int? {
+            guard URL(fileURLWithPath: check).lastPathComponent == URL(fileURLWithPath: log).lastPathComponent + ".chk",
+                let text = try? String(contentsOfFile: check, encoding: .utf8)
+            else { return nil }
+            let tpvs = text.split(whereSeparator: \.isNewline).compactMap { line in
+                (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+            }.filter { $0["class"] as? String == "TPV" }
+            return epochs(tpvs).count
+        }
+
         /// TPVs with a position but no time in each reference: no epoch to match.
         var untimedPerReplay: [Int] = []
+        var daemonsPerReplay: [Int] = []
+        /// The same count from the capture's .chk (gpsd's expected output), when it is the capture's.
+        var checkEpochs: Int?
         /// A few of the repeats and unexpected locations, for the report.
         var examples: [String] = []
         var devicesComplete = 0
@@ -181,9 +195,11 @@ final class Fleet {
             let epochs = Fleet.epochs(tpvs)
             result.epochsPerReplay.append(epochs.count)
             result.untimedPerReplay.append(Fleet.untimed(tpvs))
+            result.daemonsPerReplay.append(group.daemons.count)
             for (device, _) in group.daemons { expected[device] = epochs }
         }
         result.expected = expected.values.reduce(0) { $0 + $1.count }
+        result.checkEpochs = Fleet.checkEpochs(options.check, log: options.log)
 
         // Arrived: what the one subscriber got, waiting (bounded) for the queues to drain.
         let drainStart = Fleet.now()
@@ -207,6 +223,13 @@ final class Fleet {
             // a different one a second publish for the same epoch.
             var payloads: [Int: String] = [:]
             for (tst, payload) in got {
+                guard epochs.contains(tst) else {
+                    result.unexpected += 1
+                    if result.examples.count < 6 {
+                        result.examples.append("\(device), a tst that is no reference epoch: \(payload)")
+                    }
+                    continue
+                }
                 if let first = payloads[tst] {
                     if first == payload { result.duplicates += 1 } else { result.sameEpoch += 1 }
                     if result.examples.count < 6 {
@@ -214,12 +237,6 @@ final class Fleet {
                     }
                 } else {
                     payloads[tst] = payload
-                }
-            }
-            for tst in unique.subtracting(epochs).sorted() {
-                result.unexpected += 1
-                if result.examples.count < 6 {
-                    result.examples.append("\(device) not in the reference: \(payloads[tst] ?? "")")
                 }
             }
             let missing = epochs.subtracting(unique).count
@@ -283,7 +300,7 @@ final class Fleet {
     private func delayedCapture(in directory: URL) throws -> String {
         let text = try String(contentsOfFile: options.log, encoding: .utf8)
         let date =
-            text.split(separator: "\n").first { $0.hasPrefix("# Date:") }
+            text.split(whereSeparator: \.isNewline).first { $0.hasPrefix("# Date:") }
             .map { String($0.dropFirst("# Date:".count)).trimmingCharacters(in: .whitespaces) } ?? "1970-01-01"
         let path = directory.appendingPathComponent(URL(fileURLWithPath: options.log).lastPathComponent).path
         try ("#%Delay: \(Int(settings.window)) Date: \(date)\n" + text).write(
@@ -292,7 +309,8 @@ final class Fleet {
     }
 
     static func lineCount(_ path: String) -> Int {
-        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").count
+        // Bytes, not Characters: the captures end their lines with CRLF, one Character.
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").utf8.split(separator: UInt8(ascii: "\n")).count
     }
 
     /// Whole seconds (OwnTracks `tst`) of the TPVs with a position.
@@ -304,6 +322,17 @@ final class Fleet {
                 else { return nil }
                 return epochSeconds(time)
             })
+    }
+
+    /// Epochs with a position in `check` if it is `log`'s .chk, else nil.
+    static func checkEpochs(_ check: String, log: String) -> Int? {
+        guard URL(fileURLWithPath: check).lastPathComponent == URL(fileURLWithPath: log).lastPathComponent + ".chk",
+            let text = try? String(contentsOfFile: check, encoding: .utf8)
+        else { return nil }
+        let tpvs = text.split(whereSeparator: \.isNewline).compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }.filter { $0["class"] as? String == "TPV" }
+        return epochs(tpvs).count
     }
 
     /// TPVs with a position but no time (gpsd before it knows the date).

@@ -42,6 +42,7 @@ struct FleetReport {
         let perPss = r.started > 0 ? r.peakPssKiB / r.started : 0
         let perRss = r.started > 0 ? r.peakRssKiB / r.started : 0
         let fit = perPss > 0 ? r.memAvailableStartKiB / perPss : 0
+        let untimed = zip(r.untimedPerReplay, r.daemonsPerReplay).reduce(0) { $0 + $1.0 * $1.1 }
         let replaySeconds = Double(Fleet.lineCount(options.log)) * options.cycle
         let epochRate =
             replaySeconds > 0 && !r.epochsPerReplay.isEmpty
@@ -69,14 +70,15 @@ struct FleetReport {
                 + "\(r.devicesComplete) of \(r.started) devices got every epoch |")
         out.append(
             "| expected per device | the epochs with a position (TPV mode ≥ 2, whole seconds = `tst`) its gpsd sent "
-                + "the `gpspipe` beside it: \(Set(r.epochsPerReplay).sorted().map(String.init).joined(separator: ", ")) per replay |"
+                + "the `gpspipe` beside it: \(Set(r.epochsPerReplay).sorted().map(String.init).joined(separator: ", ")) per replay"
+                + (r.checkEpochs.map { " (the capture's .chk, gpsd's expected output: \($0))" } ?? "") + " |"
         )
         out.append(
             "| also received | \(r.duplicates) QoS 1 redeliveries (a payload again), \(r.sameEpoch) second locations "
-                + "for an epoch already published (same `tst`, other payload), \(r.unexpected) locations with a `tst` not "
-                + "in the reference. Each replay's reference had \(Set(r.untimedPerReplay).sorted().map(String.init).joined(separator: ", ")) "
-                + "TPVs with a position but no time (gpsd does not know the date yet); aklocd publishes those with its own "
-                + "clock as `tst` (docs/mqtt.md), so they match no epoch and are not counted as expected |")
+                + "for an epoch already published (same `tst`, other payload); \(r.unexpected) locations whose `tst` is "
+                + "no reference epoch, for the \(untimed) TPVs with a position but no time the replays began with "
+                + "(\(Set(r.untimedPerReplay).sorted().map(String.init).joined(separator: ", ")) per replay, before gpsd knows "
+                + "the date: aklocd stamps them with its own clock, docs/mqtt.md; not counted as expected) |")
         out.append(
             "| time for the last fixes to arrive after the last replay ended | \(String(format: "%.1f", r.drainSeconds)) s "
                 + "(bound \(Int(s.drain)) s) |")
