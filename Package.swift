@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "AklocProtocol", dependencies: ["AklocCore", "AklocJSON"]),
         // Places, countries, time zones: pure lookups over the data in data/ (DESIGN §9).
         .target(name: "AklocGeo", dependencies: ["AklocCore"]),
-        .target(name: "AklocGPSD", dependencies: ["AklocCore", "AklocPosix", "CGPS"]),
+        .target(name: "AklocGPSD", dependencies: ["AklocCore", "AklocJSON", "AklocPosix", "CGPS"]),
         .target(name: "AklocSystemd", dependencies: ["AklocCore", "AklocPosix", "CSystemd"]),
         // The MQTT forwarder (docs/mqtt.md); the only module that touches CMosquitto.
         .target(

@@ -11,6 +11,7 @@
 // - the framer never returns a line over its cap or containing "\n".
 
 import AklocCore
+import AklocJSON
 import AklocProtocol
 
 @_cdecl("LLVMFuzzerTestOneInput")

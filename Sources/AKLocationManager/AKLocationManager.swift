@@ -21,8 +21,8 @@ public final class AKLocationManager: @unchecked Sendable {
 
     /// `$AKLOC_SOCKET` when set, else aklocd's default socket.
     public static var defaultSocketPath: String {
-        if let value = getenv("AKLOC_SOCKET").map({ String(cString: $0) }), !value.isEmpty { return value }
-        return "/run/akloc/akloc.sock"
+        DefaultSocket.resolve(
+            explicit: nil, environment: getenv(DefaultSocket.environmentVariable).map { String(cString: $0) })
     }
 
     public let socketPath: String

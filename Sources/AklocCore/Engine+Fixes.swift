@@ -3,17 +3,37 @@
 // one `.send`.
 
 extension Engine {
+    /// One TPV with a fix. The epoch assembler decides when its epoch is
+    /// delivered (docs/semantics.md "Epochs"); a TPV that only refines an
+    /// epoch already delivered updates what `get` returns.
     mutating func handleFix(_ fix: Location, at now: Instant, _ step: inout Step) {
         counters.fixes += 1
         latestHadFix = true
-        // gpsd sends several TPVs per epoch; the first one is delivered (the
-        // lowest latency), later ones only refine what `get` returns.
-        if let stamp = fix.timestamp, lastFixLive, lastFixAt != nil, let lastFix,
-            lastFix.timestamp == stamp, lastFix.device == fix.device
-        {
-            self.lastFix = fix
-            return
+        let result = epochs.offer(fix, at: now)
+        if let closed = result.closed { deliverEpoch(closed, &step) }
+        if let completed = result.completed {
+            deliverEpoch(completed, &step)
+        } else if let refined = result.refined, lastFixLive {
+            lastFix = refined.fix
         }
+    }
+
+    /// The epoch being collected, once its wait is over (on a tick).
+    mutating func expireEpoch(at now: Instant, _ step: inout Step) {
+        if let epoch = epochs.expire(at: now) { deliverEpoch(epoch, &step) }
+    }
+
+    /// Ends the epoch being collected (no fix, source gone) and delivers it.
+    mutating func closeEpoch(_ step: inout Step) {
+        if let epoch = epochs.close() { deliverEpoch(epoch, &step) }
+    }
+
+    /// One epoch to every stream that wants it. Throttling runs on the
+    /// epoch's receipt (its first TPV), so how long it took to complete does
+    /// not move anyone's schedule.
+    mutating func deliverEpoch(_ epoch: EpochAssembler.Epoch, _ step: inout Step) {
+        let fix = epoch.fix
+        let now = epoch.receivedAt
         counters.epochs += 1
         let speed = Throttle.speed(
             of: fix, receivedAt: now, previous: lastFixLive ? lastFix : nil, previousReceivedAt: lastFixAt)
@@ -107,6 +127,7 @@ extension Engine {
     }
 
     mutating func handleTick(at now: Instant, _ step: inout Step) {
+        expireEpoch(at: now, &step)
         var firsts = Fanout<Bool>()
         var errors = Fanout<Bool>()
         let fresh = hasFreshFix(at: now)

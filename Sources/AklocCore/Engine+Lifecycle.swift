@@ -61,6 +61,8 @@ extension Engine {
     }
 
     mutating func handleSourceDisconnected(_ step: inout Step) {
+        // The epoch in hand was received: it goes out before the news.
+        closeEpoch(&step)
         guard sourceName != nil else { return }
         sourceName = nil
         lastFixLive = false

@@ -30,9 +30,9 @@ public struct Engine: Sendable {
 
     /// Running totals for `status`.
     public struct Counters: Hashable, Sendable {
-        /// `.fix` inputs (TPVs with a fix), duplicates of an epoch included.
+        /// `.fix` inputs (TPVs with a fix), every TPV of an epoch included.
         public var fixes: UInt64 = 0
-        /// Distinct epochs among them.
+        /// Epochs delivered: the TPVs of one epoch merged into one fix.
         public var epochs: UInt64 = 0
         /// Location events sent, counted per subscriber: throttled and forced
         /// `didUpdateLocation`s, every-epoch copies, location change events
@@ -61,6 +61,8 @@ public struct Engine: Sendable {
     var subscribers: [Subscriber] = []
     var decisions: [UInt32: AuthorizationStatus] = [:]
     public internal(set) var counters = Counters()
+    /// gpsd's TPVs becoming epochs (Engine+Fixes.swift).
+    var epochs = EpochAssembler()
 
     // What the shell was last told, so outputs go out only on change.
     var watching = false
@@ -95,7 +97,9 @@ public struct Engine: Sendable {
         var step = Step()
         switch input {
         case .fix(let fix): handleFix(fix, at: now, &step)
-        case .noFix: latestHadFix = false
+        case .noFix:
+            closeEpoch(&step)
+            latestHadFix = false
         case .sourceConnected(let name): handleSourceConnected(name, at: now, &step)
         case .sourceDisconnected: handleSourceDisconnected(&step)
         case .tick: handleTick(at: now, &step)
@@ -126,9 +130,11 @@ public struct Engine: Sendable {
             watching = wanted
             outputs.append(.watch(wanted))
         }
-        if earliestDeadline != armedTimer {
-            armedTimer = earliestDeadline
-            outputs.append(.armTimer(earliestDeadline))
+        var deadline = earliestDeadline
+        if let epochDeadline = epochs.deadline { deadline = min(deadline ?? epochDeadline, epochDeadline) }
+        if deadline != armedTimer {
+            armedTimer = deadline
+            outputs.append(.armTimer(deadline))
         }
         if step.persist { outputs.append(.persist) }
         return outputs

@@ -35,9 +35,11 @@ extension Daemon {
     }
 
     /// An engine event for the forwarder's subscriber: each throttled
-    /// delivery is one OwnTracks location.
+    /// delivery is one OwnTracks location. `perform` calls this after the
+    /// step's socket writes, since `accept` appends to the journal and fsyncs.
     func forward(_ event: Engine.Event) {
         guard case .didUpdateLocation(let location, _) = event else { return }
+        willForward?(location)
         forwarder?.accept(location)
     }
 

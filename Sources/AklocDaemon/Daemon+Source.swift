@@ -42,7 +42,6 @@ extension Daemon {
     func sourceEvent(_ event: GPSDSource.Event) {
         switch event {
         case .fix(let location):
-            counters.fixesReceived += 1
             run(.fix(location))
             scheduleLocationSave()
         case .noFix(let device):

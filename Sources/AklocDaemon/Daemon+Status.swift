@@ -23,7 +23,17 @@ extension Daemon {
             clients: DaemonStatus.Clients(
                 connected: snapshot.clients - (forwarderID == nil ? 0 : 1),
                 updating: snapshot.updating - (forwarderID == nil ? 0 : 1), observing: snapshot.observing),
-            counters: counters, mqtt: forwarderStatus)
+            counters: reportedCounters(snapshot.counters), mqtt: forwarderStatus)
+    }
+
+    /// `status` counters, each from its one owner: fixes and deliveries from
+    /// the engine, the rest from the shell.
+    func reportedCounters(_ engine: Engine.Counters) -> DaemonStatus.Counters {
+        DaemonStatus.Counters(
+            fixesReceived: engine.epochs, deliveries: engine.deliveries, eventsCoalesced: counters.eventsCoalesced,
+            clientsDropped: counters.clientsDropped, badRequests: counters.badRequests,
+            linesTooLong: counters.linesTooLong, connectionsAccepted: counters.connectionsAccepted,
+            requests: counters.requests, sourceDisconnects: counters.sourceDisconnects, tpvsReceived: engine.fixes)
     }
 
     /// Seconds since the fix arrived: from the monotonic receipt when it came

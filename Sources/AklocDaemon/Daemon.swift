@@ -24,7 +24,8 @@ actor Daemon {
     var nextToken: RequestToken = 1
     /// Requests the engine has not answered yet: who asked, with which wire id.
     var pendingRequests: [RequestToken: (client: SubscriberID, id: RequestID?)] = [:]
-    var counters = DaemonStatus.Counters()
+    /// The shell's own counters; the engine keeps fixes, epochs and deliveries.
+    var counters = ShellCounters()
     var configuration: Configuration
     var authorizer: Authorizer
     var users = UserDatabase()
@@ -40,6 +41,9 @@ actor Daemon {
     /// The MQTT forwarder and the engine subscriber it is (Daemon+MQTT.swift).
     var forwarder: MQTTForwarder?
     var forwarderID: SubscriberID?
+    /// Sees each location just before the forwarder journals it (a test's
+    /// window on the order of writes; nil in the daemon).
+    var willForward: ((Location) -> Void)?
     var listener: UnixSocket?
     var listenWatch: FileDescriptor.Watch?
     /// The listening source is suspended after a failed accept (see `acceptPending`).
@@ -93,21 +97,24 @@ actor Daemon {
 
     /// Feeds one input to the engine and carries out what it decided.
     func run(_ input: Engine.Input) {
-        let before = engine
-        let outputs = engine.handle(input, at: SystemClock.monotonicNow())
         // A request that changes durable state (pause, resume, an answer to
         // requestAuthorization) is acknowledged only once it is on disk; when
         // it cannot be saved (ENOSPC, EROFS) it did not happen: the engine
-        // goes back to before it and the requester is told why.
-        if outputs.last == .persist, case .request(let subscriber, let token, _) = input {
-            if let failure = saveState() {
-                engine = before
-                refuse(token, of: subscriber, ProtocolError(.storageFailed, "\(failure); nothing was changed"))
-                return
-            }
-            return perform(outputs, persisted: true)
+        // goes back to before it and the requester is told why. Only those
+        // keep a copy of the engine: on the fix path a copy would make every
+        // mutation of its collections copy them (copy-on-write).
+        guard case .request(let subscriber, let token, let request) = input, request.changesDurableState else {
+            return perform(engine.handle(input, at: SystemClock.monotonicNow()))
         }
-        perform(outputs)
+        let before = engine
+        let outputs = engine.handle(input, at: SystemClock.monotonicNow())
+        guard outputs.last == .persist else { return perform(outputs) }
+        if let failure = saveState() {
+            engine = before
+            refuse(token, of: subscriber, ProtocolError(.storageFailed, "\(failure); nothing was changed"))
+            return
+        }
+        perform(outputs, persisted: true)
     }
 
     func perform(_ outputs: [Engine.Output], persisted: Bool = false) {
@@ -115,10 +122,14 @@ actor Daemon {
         // survive a SIGKILL right after the reply.
         if outputs.last == .persist, !persisted { persistState() }
         var departed: [(SubscriberID, Departure)] = []
+        // The forwarder's share is journaled (an fsync) only after every
+        // socket write of this step (DESIGN §8: a journal write never delays
+        // the socket deliveries of the same epoch).
+        var forwarded: [Engine.Event] = []
         for output in outputs {
             switch output {
             case .send(let ids, let event):
-                if let forwarderID, ids.contains(forwarderID) { forward(event) }
+                if let forwarderID, ids.contains(forwarderID) { forwarded.append(event) }
                 // Encoded once, shared by every recipient's queue.
                 let bytes = ServerEncoder.event(event)
                 let stream = Daemon.stream(of: event)
@@ -126,7 +137,6 @@ actor Daemon {
                     guard let client = clients[id] else { continue }
                     if let departure = deliver(bytes, stream: stream, to: client) { departed.append((id, departure)) }
                 }
-                if case .didUpdateLocation = event { counters.deliveries += UInt64(ids.count) }
             case .reply(let subscriber, let token, let result):
                 guard let request = pendingRequests.removeValue(forKey: token),
                     let client = clients[subscriber], request.client == subscriber
@@ -142,6 +152,7 @@ actor Daemon {
                 break  // done above
             }
         }
+        for event in forwarded { forward(event) }
         for (id, departure) in departed { depart(id, departure) }
         updateServiceStatus()
     }
@@ -230,5 +241,16 @@ actor Daemon {
         }
         let delay = max(0, deadline.seconds(since: SystemClock.monotonicNow()))
         timer.schedule(deadline: .now() + .nanoseconds(Int(delay * 1e9)), leeway: .milliseconds(5))
+    }
+}
+
+extension Engine.Request {
+    /// Whether the engine may answer it with `.persist` (DESIGN §2: pause,
+    /// resume and authorization answers survive a restart).
+    fileprivate var changesDurableState: Bool {
+        switch self {
+        case .pause, .resume, .requestAuthorization: true
+        default: false
+        }
     }
 }

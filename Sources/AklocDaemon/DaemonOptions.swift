@@ -68,7 +68,9 @@ public struct DaemonOptions: Hashable, Sendable {
             default: throw UsageError(message: "unknown option '\(argument)'")
             }
         }
-        if options.socketPath == nil, let fromEnvironment = environment["AKLOC_SOCKET"], !fromEnvironment.isEmpty {
+        if options.socketPath == nil, let fromEnvironment = environment[DefaultSocket.environmentVariable],
+            !fromEnvironment.isEmpty
+        {
             options.socketPath = fromEnvironment
         }
         return options

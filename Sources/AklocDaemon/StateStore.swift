@@ -38,7 +38,7 @@ public struct StateStore: Sendable {
 
     /// Reads the state, creating the directory (mode 0700) if it is missing.
     /// `now` names a file moved aside (`state.json.corrupt-20261130T151411Z`).
-    public func load(now: time_t = time(nil)) throws(StateStoreError) -> Loaded {
+    public func load(now: time_t = time_t(PosixClock.realtime.now().seconds)) throws(StateStoreError) -> Loaded {
         try ensureDirectory()
         let bytes: [UInt8]
         do {

@@ -9,9 +9,9 @@ import AklocCore
 /// passed last keeps passing, so two equal receivers do not interleave.
 /// With `pinnedDevice` set only that device passes, whatever the others say.
 ///
-/// It also lets through at most one fix per device and epoch: gpsd often
-/// sends several TPVs with the same `time` as more sentences of a cycle
-/// arrive, and akloc delivers the first.
+/// Every TPV of the device that passes goes on, the several gpsd sends per
+/// epoch included: the engine's `EpochAssembler` is the one place that turns
+/// them into one fix per epoch.
 public struct DeviceSelector: Sendable {
     public var pinnedDevice: String?
     public var currentWindow: Double
@@ -22,7 +22,6 @@ public struct DeviceSelector: Sendable {
     }
 
     private var latest: [String: Latest] = [:]
-    private var lastEpoch: [String: FixTime] = [:]
     private var lastPassed: String?
 
     public init(pinnedDevice: String? = nil, currentWindow: Double = 2) {
@@ -34,10 +33,6 @@ public struct DeviceSelector: Sendable {
     public mutating func offer(_ location: Location, at now: Instant) -> Location? {
         let key = location.device ?? ""
         if let pinnedDevice, pinnedDevice != key { return nil }
-        if let time = location.timestamp {
-            if lastEpoch[key] == time { return nil }
-            lastEpoch[key] = time
-        }
         latest[key] = Latest(location: location, receivedAt: now)
         if pinnedDevice != nil { return location }
         for (other, entry) in latest where other != key && isCurrent(entry, at: now) {
@@ -61,7 +56,6 @@ public struct DeviceSelector: Sendable {
     /// Forgets every device, e.g. when the gpsd connection drops.
     public mutating func reset() {
         latest = [:]
-        lastEpoch = [:]
         lastPassed = nil
     }
 

@@ -26,7 +26,8 @@ public final class GPSDSource {
         case connected(name: String)
         /// The connection is gone (or could not be made), reported once per outage.
         case disconnected(reason: String)
-        /// A checked fix, at most one per device and epoch, `receivedAt` set.
+        /// A checked fix from the selected device, `receivedAt` set: one per
+        /// TPV, so several per epoch (the engine assembles epochs).
         case fix(Location)
         /// A TPV with mode 0/1 from the selected device.
         case noFix(device: String?)
@@ -271,17 +272,17 @@ public final class GPSDSource {
             case .failed(let error):
                 fail(error)
                 return
-            case .line(let bytes):
+            case .line:
                 handled += 1
-                handle(line: bytes, from: connection)
+                handleLine(from: connection)
             }
         }
     }
 
-    private func handle(line: [UInt8], from connection: LibGPSConnection) {
-        switch GPSDLine.check(line) {
+    private func handleLine(from connection: LibGPSConnection) {
+        switch connection.withLine({ GPSDLine.check($0) }) {
         case .invalid(let reason):
-            let excerpt = String(decoding: line.prefix(80), as: UTF8.self)
+            let excerpt = connection.withLine { String(decoding: $0.prefix(80), as: UTF8.self) }
             fail(GPSDError(.protocolError, "bad line from gpsd (\(reason)): \(excerpt.debugDescription)"))
         case .message(className: "VERSION"):
             guard !status.connected else { return }

@@ -19,7 +19,8 @@ import CGPS
 ///   (errno 0, data still queued in the kernel: a line over ~20 KiB).
 final class LibGPSConnection {
     enum ReadResult {
-        case line([UInt8])
+        /// A line of `count` bytes, read in place with `withLine` (no copy).
+        case line(count: Int)
         /// No complete line yet.
         case incomplete
         case failed(GPSDError)
@@ -30,6 +31,7 @@ final class LibGPSConnection {
 
     private let data: UnsafeMutablePointer<gps_data_t>
     private var message: [CChar]
+    private var lineLength = 0
     private(set) var isOpen = false
     let fd: Int32
 
@@ -90,14 +92,13 @@ final class LibGPSConnection {
         }
         let code = errno
         if length > 0 {
-            let bytes = message.withUnsafeBufferPointer { buffer in
-                Array(UnsafeRawBufferPointer(buffer).prefix { $0 != 0 })
-            }
+            let count = message.withUnsafeBufferPointer { strnlen($0.baseAddress!, $0.count) }
             // libgps copies with strlcpy, so an embedded NUL cuts the copy short.
-            if bytes.count + 1 != Int(length) {
+            if count + 1 != Int(length) {
                 return .failed(GPSDError(.protocolError, "line with a NUL byte from gpsd"))
             }
-            return .line(bytes)
+            lineLength = count
+            return .line(count: count)
         }
         if length == 0 { return .incomplete }
         if code != 0 { return .failed(GPSDError(.readFailed, "reading from gpsd: \(errnoText(code))")) }
@@ -106,6 +107,13 @@ final class LibGPSConnection {
             return .failed(GPSDError(.lineTooLong, "gpsd sent a line longer than libgps's 20 KiB buffer"))
         }
         return .failed(GPSDError(.closedByPeer, "gpsd closed the connection"))
+    }
+
+    /// The bytes of the last line `read()` returned, valid only inside `body`.
+    func withLine<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        message.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UInt8.self) { body(UnsafeBufferPointer(rebasing: $0[0..<lineLength])) }
+        }
     }
 
     /// The TPV that the last `read()` line held.

@@ -34,7 +34,7 @@ public final class Journal {
 
     public let path: String
     public let mode: mode_t
-    private var fd: Int32 = -1
+    private var descriptor: FileDescriptor?
     /// Where the next record goes: the end of the last complete one.
     public private(set) var size = 0
 
@@ -43,9 +43,7 @@ public final class Journal {
         self.mode = mode
     }
 
-    deinit { close() }
-
-    public var isOpen: Bool { fd >= 0 }
+    public var isOpen: Bool { descriptor != nil }
 
     /// Reads the journal (a missing one is created empty), cuts off a torn
     /// last record so the next append starts a line of its own, and opens
@@ -60,17 +58,11 @@ public final class Journal {
         }
         guard bytes.count <= limit else { throw Errno(rawValue: EFBIG) }
         let contents = Self.decode(bytes)
-        let descriptor = try Syscall.retryingOnEINTR {
-            Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode)
-        }
+        let opened = FileDescriptor(
+            adopting: try Syscall.retryingOnEINTR { Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode) })
         let complete = bytes.count - contents.tornBytes
-        do {
-            if contents.tornBytes > 0 { try Syscall.retryingOnEINTR { ftruncate(descriptor, off_t(complete)) } }
-        } catch {
-            Syscall.close(descriptor)
-            throw error
-        }
-        fd = descriptor
+        if contents.tornBytes > 0 { try Syscall.retryingOnEINTR { ftruncate(opened.rawValue, off_t(complete)) } }
+        descriptor = opened
         size = complete
         return contents
     }
@@ -78,7 +70,7 @@ public final class Journal {
     /// Writes `records` at the end in one write, without waiting for the disk.
     /// A record with a newline is `EINVAL` (nothing is written).
     public func append(_ records: [[UInt8]]) throws(Errno) {
-        guard fd >= 0 else { throw Errno.badFileDescriptor }
+        guard let fd = descriptor?.rawValue else { throw Errno.badFileDescriptor }
         var bytes: [UInt8] = []
         for record in records {
             guard !record.contains(0x0A) else { throw Errno.invalidArgument }
@@ -102,7 +94,7 @@ public final class Journal {
 
     /// Waits until every appended record is on the disk.
     public func sync() throws(Errno) {
-        guard fd >= 0 else { throw Errno.badFileDescriptor }
+        guard let fd = descriptor?.rawValue else { throw Errno.badFileDescriptor }
         try Syscall.retryingOnEINTR { fdatasync(fd) }
     }
 
@@ -118,13 +110,14 @@ public final class Journal {
         try AtomicFile.write(bytes, to: path, mode: mode)
         // The old descriptor now names the replaced file: appends to it would be lost.
         close()
-        fd = try Syscall.retryingOnEINTR { Glibc.open(path, O_WRONLY | O_APPEND | O_CLOEXEC) }
+        descriptor = FileDescriptor(
+            adopting: try Syscall.retryingOnEINTR { Glibc.open(path, O_WRONLY | O_APPEND | O_CLOEXEC) })
         size = bytes.count
     }
 
     public func close() {
-        if fd >= 0 { Syscall.close(fd) }
-        fd = -1
+        descriptor?.close()
+        descriptor = nil
     }
 
     // MARK: - Format

@@ -75,7 +75,8 @@ extension DaemonStatus {
                 clientsDropped: try counters.count("clientsDropped"), badRequests: try counters.count("badRequests"),
                 linesTooLong: try counters.count("linesTooLong"),
                 connectionsAccepted: try counters.count("connectionsAccepted"),
-                requests: try counters.count("requests"), sourceDisconnects: try counters.count("sourceDisconnects")),
+                requests: try counters.count("requests"), sourceDisconnects: try counters.count("sourceDisconnects"),
+                tpvsReceived: try counters.count("tpvsReceived")),
             mqtt: try object.optionalObject("mqtt").map { (mqtt) throws(FormatError) in try MQTT(mqtt) })
     }
 }
@@ -86,7 +87,7 @@ extension DaemonStatus.Counters {
             ("badRequests", badRequests), ("clientsDropped", clientsDropped),
             ("connectionsAccepted", connectionsAccepted), ("deliveries", deliveries),
             ("eventsCoalesced", eventsCoalesced), ("fixesReceived", fixesReceived), ("linesTooLong", linesTooLong),
-            ("requests", requests), ("sourceDisconnects", sourceDisconnects),
+            ("requests", requests), ("sourceDisconnects", sourceDisconnects), ("tpvsReceived", tpvsReceived),
         ]
         writer.byte(UInt8(ascii: "{"))
         for (index, (key, value)) in fields.enumerated() {

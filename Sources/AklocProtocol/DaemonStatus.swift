@@ -48,9 +48,10 @@ public struct DaemonStatus: Hashable, Sendable {
 
     /// Totals since the daemon started.
     public struct Counters: Hashable, Sendable {
-        /// Fixes (mode >= 2, one per epoch) received from the source.
+        /// Fixes received from the source, one per epoch (its TPVs merged).
         public var fixesReceived: UInt64
-        /// Location events written to clients (delegate events and changes).
+        /// Location events sent to subscribers (delegate events, changes and
+        /// `requestLocation` answers), counted per subscriber.
         public var deliveries: UInt64
         /// Location events replaced by a newer one in a slow client's queue.
         public var eventsCoalesced: UInt64
@@ -66,11 +67,15 @@ public struct DaemonStatus: Hashable, Sendable {
         public var requests: UInt64
         /// Times the source connection was lost.
         public var sourceDisconnects: UInt64
+        /// TPVs with a fix received: several per epoch from many receivers
+        /// (0 from a daemon older than the field).
+        public var tpvsReceived: UInt64
 
         public init(
             fixesReceived: UInt64 = 0, deliveries: UInt64 = 0, eventsCoalesced: UInt64 = 0,
             clientsDropped: UInt64 = 0, badRequests: UInt64 = 0, linesTooLong: UInt64 = 0,
-            connectionsAccepted: UInt64 = 0, requests: UInt64 = 0, sourceDisconnects: UInt64 = 0
+            connectionsAccepted: UInt64 = 0, requests: UInt64 = 0, sourceDisconnects: UInt64 = 0,
+            tpvsReceived: UInt64 = 0
         ) {
             self.fixesReceived = fixesReceived
             self.deliveries = deliveries
@@ -81,6 +86,7 @@ public struct DaemonStatus: Hashable, Sendable {
             self.connectionsAccepted = connectionsAccepted
             self.requests = requests
             self.sourceDisconnects = sourceDisconnects
+            self.tpvsReceived = tpvsReceived
         }
     }
 

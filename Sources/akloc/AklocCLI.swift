@@ -142,9 +142,9 @@ enum AklocCLI {
             }
         }
         if socketOption?.isEmpty == true { throw .usage("--socket needs a non-empty PATH") }
-        let environment = getenv("AKLOC_SOCKET").map { String(cString: $0) }
+        let environment = getenv(DefaultSocket.environmentVariable).map { String(cString: $0) }
         let context = CommandContext(
-            socketPath: socketOption ?? (environment?.isEmpty == false ? environment! : defaultSocket))
+            socketPath: DefaultSocket.resolve(explicit: socketOption, environment: environment))
 
         guard let first = rest.first else {
             Output.error(overview)

@@ -62,28 +62,63 @@ import Testing
         #expect(delivered.map(\.0) == [0, 300, 600])
     }
 
-    @Test func twoTPVsOfOneEpochDeliverOnce() {
+    @Test func twoTPVsOfOneEpochDeliverOnceWithTheReceiversSpeedAndCourse() {
         var harness = ready()
         harness.start(1, everyEpoch: true)
         harness.request(1, .observe(KeyPath(.rawLocation), initial: false, old: false, policy: nil))
-        let first = harness.at(0, .fix(fix(second: 0, speed: 0)))
-        #expect(first.updates(for: 1).count == 1)
-        #expect(first.changes(for: 1).count == 1)
-        // gpsd's second TPV for the epoch, with the course filled in.
-        var refined = fix(second: 0, speed: 0)
-        refined.course = 77.3
-        let second = harness.at(0.05, .fix(refined))
-        #expect(second.events(for: 1).isEmpty)
+        // gpsd 3.22's split epoch: first its own speed estimate without a
+        // track, then the receiver's speed and track (haicom-305N).
+        let estimate = fix(second: 0, speed: 9.2, course: nil)
+        let receivers = fix(second: 0, speed: 0.99, course: 133.96)
+        // The harness knows this receiver with one TPV per epoch, so the
+        // estimate goes out alone: the engine learns from it...
+        #expect(harness.at(0, .fix(estimate)).updates(for: 1).map(\.location) == [estimate])
+        harness.at(0.05, .fix(receivers))
+        #expect(harness.engine.snapshot.lastFix == receivers, "the refinement is what `get` returns")
+        // ...that this receiver's epochs are two TPVs with a track: from now
+        // on an epoch waits for its second TPV.
+        let next = fix(north: 1, second: 1, speed: 9.9, course: nil)
+        #expect(harness.at(1, .fix(next)).events(for: 1).isEmpty)
+        let nextReceivers = fix(north: 1, second: 1, speed: 0.5, course: 140)
+        let second = harness.at(1.04, .fix(nextReceivers))
+        #expect(second.updates(for: 1).map(\.location) == [nextReceivers])
+        #expect(second.changes(for: 1).count == 1)
         let got = harness.request(1, .get(KeyPath(.myLocation, member: .course)))
-        #expect(got.replies(for: 1).first == .success(.value(.number(77.3))))
-        #expect(harness.engine.snapshot.counters.fixes == 2)
-        #expect(harness.engine.snapshot.counters.epochs == 1)
-        // Same time from another device is another epoch.
-        let other = harness.at(0.1, .fix(fix(second: 0, speed: 0, device: "/dev/ttyACM0")))
-        #expect(other.updates(for: 1).count == 1)
-        // No time at all: every TPV is its own epoch.
-        #expect(harness.at(0.2, .fix(fix(device: nil))).updates(for: 1).count == 1)
-        #expect(harness.at(0.3, .fix(fix(device: nil))).updates(for: 1).count == 1)
+        #expect(got.replies(for: 1).first == .success(.value(.number(140))))
+        #expect(harness.engine.snapshot.counters.fixes == 4)
+        #expect(harness.engine.snapshot.counters.epochs == 2)
+        // Same time from another device is another epoch (its first: it
+        // waits for the next one or for the bound).
+        let other = fix(second: 1, speed: 0, device: "/dev/ttyACM0")
+        let switched = harness.at(1.1, .fix(other))
+        #expect(switched.updates(for: 1).isEmpty)
+        #expect(harness.armed == .seconds(2.1))
+        harness.run(until: 2.1)
+        #expect(harness.log.updates(for: 1).last?.location == other)
+        // No time at all: every TPV is its own epoch, delivered at once.
+        #expect(harness.at(3, .fix(fix(device: nil))).updates(for: 1).count == 1)
+        #expect(harness.at(3.1, .fix(fix(device: nil))).updates(for: 1).count == 1)
+    }
+
+    /// The throttle point: gpsd's estimate (9 m/s) would pick the
+    /// minimum interval; the receiver says it stands still.
+    @Test func theThrottleJudgesTheReceiversSpeedNotGpsdsEstimate() {
+        var harness = ready()
+        harness.start(1)
+        var delivered: [Double] = []
+        for second in 0...12 {
+            let at = Double(second)
+            // Learned after the first epoch: two TPVs, the second with a track.
+            let first = harness.at(at, .fix(fix(north: Double(second), second: Int64(second), speed: 9, course: nil)))
+            let last = harness.at(
+                at + 0.3, .fix(fix(north: Double(second), second: Int64(second), speed: 0, course: 10)))
+            for (time, outputs) in [(at, first), (at + 0.3, last)] where !outputs.updates(for: 1).isEmpty {
+                delivered.append(time)
+            }
+        }
+        // Epoch 0 goes out on its own (one TPV, as the harness's receiver had);
+        // after that, standing still: the next delivery only after 300 s.
+        #expect(delivered == [0])
     }
 
     @Test func everyEpochAddsUnthrottledUpdatesWithoutDuplicates() {

@@ -1,4 +1,4 @@
-import AklocCore
+@testable import AklocCore
 
 /// Drives an engine on a manual clock and keeps every output, so tests read
 /// like scripts: connect, request, feed fixes at chosen instants, inspect.
@@ -8,11 +8,23 @@ struct Harness {
     var log: [Engine.Output] = []
     private var nextToken: RequestToken = 1
 
-    init(_ configuration: Engine.Configuration = .init(), restoring state: PersistentState? = nil) {
+    /// `knownDevice` is a receiver the engine has already seen one epoch of
+    /// (one TPV, 2D), so its fixes are delivered on their first TPV and tests
+    /// of other rules need not wait out each device's first epoch
+    /// (EpochAssemblerTests cover that); nil starts from nothing.
+    init(
+        _ configuration: Engine.Configuration = .init(), restoring state: PersistentState? = nil,
+        knownDevice: String? = "/dev/ttyUSB0"
+    ) {
         if let state {
             engine = try! Engine(configuration: configuration, restoring: state)
         } else {
             engine = Engine(configuration: configuration)
+        }
+        if let knownDevice {
+            let seen = Location(
+                latitude: 0, longitude: 0, mode: .twoD, timestamp: FixTime(secondsSince1970: 1), device: knownDevice)
+            engine.epochs.learn(EpochAssembler.Epoch(fix: seen, receivedAt: .zero))
         }
     }
 
@@ -76,12 +88,12 @@ struct Harness {
 /// A fix `metres` north of a base point, with the given fix time in seconds.
 func fix(
     north metres: Double = 0, east: Double = 0, second: Int64? = nil, speed: Double? = nil,
-    accuracy: Double? = nil, device: String? = "/dev/ttyUSB0"
+    course: Double? = nil, accuracy: Double? = nil, device: String? = "/dev/ttyUSB0"
 ) -> Location {
     let metresPerDegree = Location.earthRadius * Double.pi / 180
     return Location(
         latitude: 52.0 + metres / metresPerDegree, longitude: 5.0 + east / metresPerDegree, mode: .threeD,
-        horizontalAccuracy: accuracy, speed: speed,
+        horizontalAccuracy: accuracy, speed: speed, course: course,
         timestamp: second.map { FixTime(secondsSince1970: 1_700_000_000 + $0) }, device: device)
 }
 

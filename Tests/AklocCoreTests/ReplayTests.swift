@@ -16,7 +16,22 @@ import Testing
         var receipt: Double
         var tpvs: [TPV]
         var first: TPV { tpvs[0] }
-        var last: TPV { tpvs[tpvs.count - 1] }
+        /// gpspipe's view of the epoch: every TPV's fields, later ones winning
+        /// (restated here, not the engine's merge).
+        var merged: Location {
+            var result = tpvs[0].location
+            for tpv in tpvs.dropFirst() {
+                let later = tpv.location
+                result.latitude = later.latitude
+                result.longitude = later.longitude
+                result.mode = later.mode
+                if let value = later.altitude { result.altitude = value }
+                if let value = later.horizontalAccuracy { result.horizontalAccuracy = value }
+                if let value = later.speed { result.speed = value }
+                if let value = later.course { result.course = value }
+            }
+            return result
+        }
     }
 
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -75,7 +90,7 @@ import Testing
         case fixTimes
     }
 
-    /// Consecutive TPVs with the same time are one epoch, received 10 ms apart.
+    /// Consecutive TPVs with the same time are one epoch.
     static func epochs(_ tpvs: [TPV], spacing: Spacing) -> [Epoch] {
         var epochs: [Epoch] = []
         var clock = 0.0
@@ -114,12 +129,12 @@ import Testing
         var lastAt = 0.0
         var lastPlace: Location?
         for (index, epoch) in epochs.enumerated() {
-            let location = epoch.first.location
+            let location = epoch.merged
             var speed = location.speed ?? 0
             if location.speed == nil, index > 0 {
                 let previous = epochs[index - 1]
                 let seconds = epoch.receipt - previous.receipt
-                if seconds > 0 { speed = haversine(previous.last.location, location) / seconds }
+                if seconds > 0 { speed = haversine(previous.merged, location) / seconds }
             }
             if policy.desiredAccuracy > 0, let accuracy = location.horizontalAccuracy, accuracy > policy.desiredAccuracy
             {
@@ -146,24 +161,35 @@ import Testing
         return delivered
     }
 
-    /// Feeds every TPV of every epoch; returns the epoch indices subscriber 1 got deliveries on.
+    /// Feeds each epoch as one TPV (its merged fix: how gpsd splits epochs is
+    /// EpochAssemblerTests' and the gpspipe comparison's subject, the
+    /// throttle is this one's), then the source going away, which ends the
+    /// last epoch; returns the epoch indices subscriber 1 got deliveries of.
     static func replay(_ epochs: [Epoch], policy: ThrottlePolicy) -> (deliveries: [Int], epochs: UInt64) {
         var engine = Engine()
         _ = engine.handle(.sourceConnected(name: "gpsfake"), at: .zero)
         _ = engine.handle(.connect(1, .init(uid: 0, authorization: .authorizedAlways)), at: .zero)
         _ = engine.handle(.request(1, 1, .startUpdatingLocation(policy: policy, everyEpoch: false)), at: .zero)
         var delivered: [Int] = []
-        for (index, epoch) in epochs.enumerated() {
-            for (offset, tpv) in epoch.tpvs.enumerated() {
-                let now = Instant.seconds(1 + epoch.receipt + Double(offset) * 0.01)
-                for output in engine.handle(.fix(tpv.location), at: now) {
-                    if case .send(let ids, .didUpdateLocation(_, let after)) = output, ids.contains(1) {
-                        delivered.append(index)
-                        if delivered.count > 1 { #expect(after != nil) }
-                    }
-                }
+        func collect(_ outputs: [Engine.Output], current: Int) {
+            for output in outputs {
+                guard case .send(let ids, .didUpdateLocation(let location, let after)) = output, ids.contains(1)
+                else { continue }
+                // The first epoch waits for the next one (nothing is known of the
+                // receiver yet); every later one goes out on its own TPV.
+                let index =
+                    current == epochs.count || (current > 0 && location == epochs[current - 1].merged)
+                    ? current - 1 : current
+                #expect(location == epochs[index].merged)
+                delivered.append(index)
+                if delivered.count > 1 { #expect(after != nil) }
             }
         }
+        for (index, epoch) in epochs.enumerated() {
+            collect(engine.handle(.fix(epoch.merged), at: .seconds(1 + epoch.receipt)), current: index)
+        }
+        let end = Instant.seconds(2 + (epochs.last?.receipt ?? 0))
+        collect(engine.handle(.sourceDisconnected, at: end), current: epochs.count)
         return (delivered, engine.snapshot.counters.epochs)
     }
 

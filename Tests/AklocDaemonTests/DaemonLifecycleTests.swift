@@ -18,11 +18,16 @@ final class InProcessDaemon {
     let directory: URL
     let socketPath: String
 
-    init(gpsdPort: UInt16, configuration: Configuration, sessions: any SessionMonitor) throws {
+    /// `withState`: a state directory of its own (the MQTT journal lives there), else none.
+    init(gpsdPort: UInt16, configuration: Configuration, sessions: any SessionMonitor, withState: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("akloc-inprocess-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         chmod(directory.path, 0o755)  // clients run as other uids
+        if withState {
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent("state"), withIntermediateDirectories: true)
+        }
         socketPath = directory.appendingPathComponent("akloc.sock").path
         var options = DaemonOptions()
         options.socketPath = socketPath
@@ -30,7 +35,8 @@ final class InProcessDaemon {
         let engine = try Engine(
             configuration: Daemon.engineConfiguration(configuration), restoring: PersistentState())
         daemon = Daemon(
-            options: options, configuration: configuration, configPath: nil, engine: engine, stateStore: nil,
+            options: options, configuration: configuration, configPath: nil, engine: engine,
+            stateStore: withState ? StateStore(directory: directory.appendingPathComponent("state").path) : nil,
             sessions: sessions, logger: Logger(minimumLevel: .warning))
         let daemon = daemon
         let failure: SocketError? = daemon.queue.sync {

@@ -30,7 +30,7 @@ struct GPSFakeReplayTests {
     func bundledCaptureMatchesGpspipe(log: String) throws {
         guard Self.requireTools() else { return }
         let result = try replayAndCompare(Self.bundled(log))
-        print("epochs \(log): GPSDSource \(result.source), gpspipe \(result.pipe)")
+        print("fixes \(log): GPSDSource \(result.source), gpspipe \(result.pipe)")
     }
 
     @Test(.enabled(if: GPSFake.sharedLogDirectory != nil, "skipped: no shared/gpsd-logs beside the package"))
@@ -120,7 +120,7 @@ struct GPSFakeReplayTests {
         #expect(fake.waitForExit(timeout: 120) == 0)
         pipe.waitForExit(timeout: 15)
         #expect(harness.wait(for: 1, timeout: 15) { $0.isDisconnected })
-        #expect(!Self.referenceEpochs(pipe.tpvs()).isEmpty)
+        #expect(!Self.referenceFixes(pipe.tpvs()).isEmpty)
         #expect(harness.fixes.isEmpty)
     }
 
@@ -135,10 +135,9 @@ struct GPSFakeReplayTests {
         var speed: Double?
     }
 
-    /// gpspipe's TPVs reduced by the rule akloc promises: mode >= 2 with a
-    /// position, the first TPV of each `time` per device.
-    static func referenceEpochs(_ tpvs: [[String: Any]]) -> [Epoch] {
-        var lastTime: [String: String] = [:]
+    /// gpspipe's TPVs reduced by the rule the source promises: mode >= 2
+    /// with a position, every one (epochs are the engine's, DaemonSourceTests).
+    static func referenceFixes(_ tpvs: [[String: Any]]) -> [Epoch] {
         var epochs: [Epoch] = []
         for tpv in tpvs {
             guard let mode = tpv["mode"] as? Int, mode >= 2, let lat = tpv["lat"] as? Double,
@@ -146,10 +145,6 @@ struct GPSFakeReplayTests {
             else { continue }
             let device = tpv["device"] as? String
             let time = tpv["time"] as? String
-            if let time {
-                if lastTime[device ?? ""] == time { continue }
-                lastTime[device ?? ""] = time
-            }
             epochs.append(
                 Epoch(
                     time: time, device: device, latitude: lat, longitude: lon, mode: mode,
@@ -159,7 +154,7 @@ struct GPSFakeReplayTests {
     }
 
     /// Replays `log` at gpsfake's default pace to GPSDSource and gpspipe at
-    /// once and checks they saw the same fixes, epoch by epoch.
+    /// once and checks they saw the same fixes, TPV by TPV.
     func replayAndCompare(_ log: String) throws -> (source: Int, pipe: Int) {
         let before = Set(SharedMemory.segments().map(\.key))
         let fake = try GPSFake.start(log: log)
@@ -181,13 +176,13 @@ struct GPSFakeReplayTests {
 
         let name = URL(fileURLWithPath: log).lastPathComponent
         let tpvs = pipe.tpvs()
-        let reference = Self.referenceEpochs(tpvs)
+        let reference = Self.referenceFixes(tpvs)
         let fixes = harness.fixes
         if tpvs.contains(where: { ($0["mode"] as? Int ?? 0) < 2 }) {
             #expect(harness.noFixCount > 0, "\(name): gpspipe saw no-fix TPVs, GPSDSource reported none")
         }
         #expect(harness.connectionEvents.first == "connected", "\(name): the source never connected")
-        #expect(fixes.count == reference.count, "\(name): GPSDSource \(fixes.count) epochs, gpspipe \(reference.count)")
+        #expect(fixes.count == reference.count, "\(name): GPSDSource \(fixes.count) fixes, gpspipe \(reference.count)")
         for (index, (fix, epoch)) in zip(fixes, reference).enumerated() {
             let same =
                 fix.timestamp?.iso8601 == epoch.time && abs(fix.latitude - epoch.latitude) <= 1e-7

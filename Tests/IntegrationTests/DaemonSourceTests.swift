@@ -13,18 +13,22 @@ struct DaemonSourceTests {
         var longitude: Double
         var mode: Int
         var speed: Double?
+        var course: Double?
 
         func matches(_ other: Epoch) -> Bool {
-            time == other.time && mode == other.mode && abs(latitude - other.latitude) <= 1e-7
-                && abs(longitude - other.longitude) <= 1e-7
-                && (speed == nil && other.speed == nil || abs((speed ?? -1) - (other.speed ?? -2)) <= 1e-3)
+            func same(_ a: Double?, _ b: Double?) -> Bool { a == nil && b == nil || abs((a ?? -1) - (b ?? -2)) <= 1e-3 }
+            return time == other.time && mode == other.mode && abs(latitude - other.latitude) <= 1e-7
+                && abs(longitude - other.longitude) <= 1e-7 && same(speed, other.speed) && same(course, other.course)
         }
 
-        var description: String { "\(time) \(latitude),\(longitude) m\(mode) v\(speed.map { "\($0)" } ?? "-")" }
+        var description: String {
+            "\(time) \(latitude),\(longitude) m\(mode) v\(speed.map { "\($0)" } ?? "-") c\(course.map { "\($0)" } ?? "-")"
+        }
     }
 
-    /// Replays `log` with aklocd and gpspipe both on its gpsd; returns (aklocd, gpspipe) epochs.
-    static func replay(_ logPath: String) throws -> (akloc: [Epoch], gpspipe: [Epoch]) {
+    /// Replays `log` with aklocd and gpspipe both on its gpsd; returns
+    /// aklocd's epochs, gpspipe's merged ones and gpspipe's first TPVs.
+    static func replay(_ logPath: String) throws -> (akloc: [Epoch], gpspipe: [Epoch], firstTPVs: [Epoch]) {
         let fake = try GPSFake.start(log: logPath)
         defer { fake.stop() }
         let pipe = try GPSPipe(port: fake.port)
@@ -44,28 +48,66 @@ struct DaemonSourceTests {
                     Epoch(
                         time: time, latitude: latitude, longitude: longitude,
                         mode: new["mode"] as? String == "3d" ? 3 : 2,
-                        speed: new["speed"] as? Double))
+                        speed: new["speed"] as? Double, course: new["course"] as? Double))
             }
             return message.notification == "sourceDisconnected"
         }
         _ = pipe.waitForExit(timeout: 30)
-        // One epoch per run of TPVs with the same time (a receiver's clock
-        // can go back, so a time may recur later as a new epoch).
+        let tpvs = pipe.tpvs()
+        return (epochs, Self.mergedEpochs(tpvs), Self.firstTPVEpochs(tpvs))
+    }
+
+    /// gpspipe's epochs: one per run of fix TPVs with the same time (a
+    /// receiver's clock can go back, so a time may recur later as a new
+    /// epoch), each TPV's fields overriding the earlier ones' (gpsd 3.22
+    /// sends an estimated speed without track first, the receiver's own
+    /// speed and track after).
+    static func mergedEpochs(_ tpvs: [[String: Any]]) -> [Epoch] {
+        var epochs: [Epoch] = []
         var previous: String?
-        let reference = pipe.tpvs().compactMap { tpv -> Epoch? in
+        for tpv in tpvs {
+            guard let mode = tpv["mode"] as? Int, mode >= 2, let time = tpv["time"] as? String,
+                let latitude = tpv["lat"] as? Double, let longitude = tpv["lon"] as? Double
+            else { continue }
+            let speed = tpv["speed"] as? Double
+            let course = tpv["track"] as? Double
+            if time == previous, var last = epochs.popLast() {
+                last.latitude = latitude
+                last.longitude = longitude
+                last.mode = mode
+                last.speed = speed ?? last.speed
+                last.course = course ?? last.course
+                epochs.append(last)
+            } else {
+                epochs.append(
+                    Epoch(
+                        time: time, latitude: latitude, longitude: longitude, mode: mode, speed: speed, course: course))
+            }
+            previous = time
+        }
+        return epochs
+    }
+
+    /// The same, the way akloc did before (the first TPV of each time): what
+    /// the merged view must differ from on a receiver gpsd splits.
+    static func firstTPVEpochs(_ tpvs: [[String: Any]]) -> [Epoch] {
+        var previous: String?
+        return tpvs.compactMap { tpv -> Epoch? in
             guard let mode = tpv["mode"] as? Int, mode >= 2, let time = tpv["time"] as? String,
                 let latitude = tpv["lat"] as? Double, let longitude = tpv["lon"] as? Double, time != previous
             else { return nil }
             previous = time
             return Epoch(
-                time: time, latitude: latitude, longitude: longitude, mode: mode, speed: tpv["speed"] as? Double)
+                time: time, latitude: latitude, longitude: longitude, mode: mode, speed: tpv["speed"] as? Double,
+                course: tpv["track"] as? Double)
         }
-        return (epochs, reference)
     }
+
+
 
     /// aklocd joins a moment after gpspipe, so it may miss the first epochs;
     /// from its first one on, every epoch must match gpspipe's, in order.
-    static func expectSameEpochs(_ log: String, _ result: (akloc: [Epoch], gpspipe: [Epoch])) {
+    static func expectSameEpochs(_ log: String, _ result: (akloc: [Epoch], gpspipe: [Epoch], firstTPVs: [Epoch])) {
         guard let first = result.akloc.first else {
             #expect(result.gpspipe.isEmpty, "\(log): aklocd delivered nothing, gpspipe \(result.gpspipe.count)")
             return
@@ -89,6 +131,15 @@ struct DaemonSourceTests {
         guard LiveReplay.requireTools() else { return }
         let result = try Self.replay(LiveReplay.bundled(log))
         Self.expectSameEpochs(log, result)
+        if log == "haicom-305N" {
+            // Issue 19's evidence: gpsd splits every epoch, and the first TPV
+            // has gpsd's speed estimate and no track. aklocd now has the
+            // receiver's track in every epoch, where its first TPVs have none.
+            #expect(result.akloc.count >= 60 && result.akloc.allSatisfy { $0.course != nil })
+            #expect(result.firstTPVs.allSatisfy { $0.course == nil })
+            let differ = zip(result.gpspipe, result.firstTPVs).filter { $0.speed != $1.speed }.count
+            #expect(differ == result.gpspipe.count, "the comparison must tell the merged view from the first TPV")
+        }
         print("aklocd rawLocation \(log): \(result.akloc.count) epochs, gpspipe \(result.gpspipe.count)")
     }
 

@@ -1,0 +1,212 @@
+/// Turns gpsd's TPVs into epochs: the one owner of "at most one location per
+/// epoch" (DESIGN §2, docs/semantics.md "Epochs").
+///
+/// gpsd sends a TPV for each sentence of a cycle that reports, all with the
+/// epoch's `time`; gpsd 3.22 splits a typical NMEA epoch into a first TPV
+/// without track and with a speed it estimated from position changes, then
+/// the receiver's own speed and track. So an epoch's TPVs are merged (a later
+/// TPV's fields override, absent ones are kept) and the epoch is delivered
+/// once it is complete:
+/// - as many TPVs as the device's previous epoch had, and every field it
+///   ended with (learned per device, the way gpsd itself learns a cycle's
+///   last sentence); a receiver with one TPV per epoch is delivered on its
+///   first TPV, with no wait (after its first epoch);
+/// - else when the next epoch's first TPV, a no-fix report or the loss of the
+///   source closes it;
+/// - else `wait` seconds after its first TPV.
+/// TPVs of an epoch that come after its delivery refine it (for `get`) and
+/// teach the shape of the next one, but are never delivered again.
+///
+/// Times are monotonic receipt instants; the fix time only tells epochs apart.
+public struct EpochAssembler: Hashable, Sendable {
+    /// One epoch's TPVs merged.
+    public struct Epoch: Hashable, Sendable {
+        public var fix: Location
+        /// Receipt of its first TPV: the epoch's receipt for throttling.
+        public var receivedAt: Instant
+        /// TPVs merged into it.
+        public var reports: Int
+
+        public init(fix: Location, receivedAt: Instant, reports: Int = 1) {
+            self.fix = fix
+            self.receivedAt = receivedAt
+            self.reports = reports
+        }
+    }
+
+    /// What one TPV does.
+    public struct Step: Hashable, Sendable {
+        /// The previous epoch, closed by this TPV before it was complete: deliver it first.
+        public var closed: Epoch?
+        /// This TPV's epoch, when this TPV completed it: deliver it.
+        public var completed: Epoch?
+        /// This TPV's epoch after a merge, when it had already been delivered.
+        public var refined: Epoch?
+
+        public init(closed: Epoch? = nil, completed: Epoch? = nil, refined: Epoch? = nil) {
+            self.closed = closed
+            self.completed = completed
+            self.refined = refined
+        }
+    }
+
+    /// Which optional fields a merged fix has, and whether it is 3D.
+    struct Fields: OptionSet, Hashable, Sendable {
+        var rawValue: UInt16
+
+        static let altitude = Fields(rawValue: 1 << 0)
+        static let ellipsoidalAltitude = Fields(rawValue: 1 << 1)
+        static let horizontalAccuracy = Fields(rawValue: 1 << 2)
+        static let verticalAccuracy = Fields(rawValue: 1 << 3)
+        static let speed = Fields(rawValue: 1 << 4)
+        static let speedAccuracy = Fields(rawValue: 1 << 5)
+        static let course = Fields(rawValue: 1 << 6)
+        static let courseAccuracy = Fields(rawValue: 1 << 7)
+        static let climb = Fields(rawValue: 1 << 8)
+        static let threeD = Fields(rawValue: 1 << 9)
+
+        init(rawValue: UInt16) { self.rawValue = rawValue }
+
+        init(_ fix: Location) {
+            var fields: Fields = []
+            if fix.altitude != nil { fields.insert(.altitude) }
+            if fix.ellipsoidalAltitude != nil { fields.insert(.ellipsoidalAltitude) }
+            if fix.horizontalAccuracy != nil { fields.insert(.horizontalAccuracy) }
+            if fix.verticalAccuracy != nil { fields.insert(.verticalAccuracy) }
+            if fix.speed != nil { fields.insert(.speed) }
+            if fix.speedAccuracy != nil { fields.insert(.speedAccuracy) }
+            if fix.course != nil { fields.insert(.course) }
+            if fix.courseAccuracy != nil { fields.insert(.courseAccuracy) }
+            if fix.climb != nil { fields.insert(.climb) }
+            if fix.mode == .threeD { fields.insert(.threeD) }
+            self = fields
+        }
+    }
+
+    /// What a device's finished epochs looked like.
+    struct Shape: Hashable, Sendable {
+        var reports: Int
+        var fields: Fields
+    }
+
+    enum State: Hashable, Sendable {
+        case idle
+        /// TPVs of an epoch that is not complete yet; delivered at `deadline` at the latest.
+        case collecting(Epoch, deadline: Instant)
+        /// Delivered; later TPVs of the same epoch only refine it.
+        case delivered(Epoch)
+    }
+
+    /// The longest an epoch waits for the rest of its TPVs, seconds.
+    public var wait: Double
+    private(set) var state: State = .idle
+    /// The last finished epoch of each device: what its next one must reach.
+    private var shapes: [String: Shape] = [:]
+
+    public init(wait: Double = 1) {
+        self.wait = wait
+    }
+
+    /// When the epoch being collected must be delivered, if one is.
+    public var deadline: Instant? {
+        if case .collecting(_, let deadline) = state { return deadline }
+        return nil
+    }
+
+    /// Takes one TPV with a fix, received at `now`.
+    public mutating func offer(_ fix: Location, at now: Instant) -> Step {
+        var step = Step()
+        switch state {
+        case .collecting(var epoch, let deadline) where Self.sameEpoch(epoch.fix, fix):
+            Self.merge(fix, into: &epoch)
+            if isComplete(epoch) {
+                state = .delivered(epoch)
+                step.completed = epoch
+            } else {
+                state = .collecting(epoch, deadline: deadline)
+            }
+            return step
+        case .delivered(var epoch) where Self.sameEpoch(epoch.fix, fix):
+            Self.merge(fix, into: &epoch)
+            state = .delivered(epoch)
+            step.refined = epoch
+            return step
+        default:
+            step.closed = close()
+        }
+        let epoch = Epoch(fix: fix, receivedAt: now)
+        if fix.timestamp == nil || isComplete(epoch) {
+            // Without a time nothing can join it: it is its own epoch.
+            state = .delivered(epoch)
+            step.completed = epoch
+        } else {
+            state = .collecting(epoch, deadline: now.advanced(bySeconds: wait))
+        }
+        return step
+    }
+
+    /// The epoch whose wait ran out by `now`, to deliver.
+    public mutating func expire(at now: Instant) -> Epoch? {
+        guard case .collecting(let epoch, let deadline) = state, deadline <= now else { return nil }
+        state = .delivered(epoch)
+        return epoch
+    }
+
+    /// Ends the current epoch (a no-fix report, the source gone): returns it
+    /// if it still has to be delivered. What devices' epochs look like is
+    /// kept: after gpsd comes back it is usually the same receiver.
+    public mutating func close() -> Epoch? {
+        let pending: Epoch?
+        switch state {
+        case .idle:
+            return nil
+        case .collecting(let epoch, _):
+            learn(epoch)
+            pending = epoch
+        case .delivered(let epoch):
+            learn(epoch)
+            pending = nil
+        }
+        state = .idle
+        return pending
+    }
+
+    private func isComplete(_ epoch: Epoch) -> Bool {
+        // A device not seen yet waits: its first TPV may be gpsd's estimate
+        // (or, on some receivers, carry the previous epoch's position).
+        guard let expected = shapes[epoch.fix.device ?? ""] else { return false }
+        return epoch.reports >= expected.reports && Fields(epoch.fix).isSuperset(of: expected.fields)
+    }
+
+    /// Records what one finished epoch of its device looked like.
+    mutating func learn(_ epoch: Epoch) {
+        // A time-less fix is always alone: it says nothing about the cycle.
+        guard epoch.fix.timestamp != nil else { return }
+        shapes[epoch.fix.device ?? ""] = Shape(reports: epoch.reports, fields: Fields(epoch.fix))
+    }
+
+    static func sameEpoch(_ a: Location, _ b: Location) -> Bool {
+        a.timestamp != nil && a.timestamp == b.timestamp && a.device == b.device
+    }
+
+    /// gpsd's later TPV of an epoch carries what it knows by then: its
+    /// fields win, and a field it lacks keeps the earlier value.
+    static func merge(_ later: Location, into epoch: inout Epoch) {
+        var fix = epoch.fix
+        fix.latitude = later.latitude
+        fix.longitude = later.longitude
+        fix.mode = later.mode
+        fix.altitude = later.altitude ?? fix.altitude
+        fix.ellipsoidalAltitude = later.ellipsoidalAltitude ?? fix.ellipsoidalAltitude
+        fix.horizontalAccuracy = later.horizontalAccuracy ?? fix.horizontalAccuracy
+        fix.verticalAccuracy = later.verticalAccuracy ?? fix.verticalAccuracy
+        fix.speed = later.speed ?? fix.speed
+        fix.speedAccuracy = later.speedAccuracy ?? fix.speedAccuracy
+        fix.course = later.course ?? fix.course
+        fix.courseAccuracy = later.courseAccuracy ?? fix.courseAccuracy
+        fix.climb = later.climb ?? fix.climb
+        // `receivedAt` stays the first TPV's, like the epoch's receipt instant.
+        epoch.fix = fix
+        epoch.reports += 1
+    }
+}
