@@ -26,11 +26,12 @@ INSTALL_BIN_DIR ?=
 # real gpsd, gpsfake, gpspipe and systemd tools the tests drive. The MQTT
 # tests start their own mosquitto brokers (never the packaged service) and
 # make their TLS certificates with openssl. binutils' readelf checks that
-# aklocd links no Foundation (scripts/check-no-foundation.sh).
+# aklocd links no Foundation (scripts/check-no-foundation.sh). The geo lookups
+# read country names from iso-codes and offsets from tzdata (docs/geodata.md).
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
-                python3 python3-venv
+                python3 python3-venv iso-codes tzdata
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

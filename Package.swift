@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "AklocJSON"),
         .target(name: "AklocProtocol", dependencies: ["AklocCore", "AklocJSON"]),
         // Places, countries, time zones: pure lookups over the data in data/ (DESIGN §9).
-        .target(name: "AklocGeo", dependencies: ["AklocCore"]),
+        .target(name: "AklocGeo", dependencies: ["AklocCore", "AklocJSON"]),
         .target(name: "AklocGPSD", dependencies: ["AklocCore", "AklocJSON", "AklocPosix", "CGPS"]),
         .target(name: "AklocSystemd", dependencies: ["AklocCore", "AklocPosix", "CSystemd"]),
         // The MQTT forwarder (docs/mqtt.md); the only module that touches CMosquitto.
@@ -67,7 +67,7 @@ let package = Package(
         .target(name: "CBench", path: "bench/CBench"),
         .executableTarget(
             name: "akloc-bench",
-            dependencies: ["AklocCore", "AklocJSON", "AklocProtocol", "AklocTestSupport", "CBench"],
+            dependencies: ["AklocCore", "AklocJSON", "AklocProtocol", "AklocGeo", "AklocTestSupport", "CBench"],
             path: "bench/akloc-bench"
         ),
         .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore", "AklocTestSupport"]),

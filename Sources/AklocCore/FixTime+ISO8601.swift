@@ -69,7 +69,8 @@ extension FixTime: CustomStringConvertible {
             nanoseconds: Int32(nanos))
     }
 
-    static func days(fromCivil year: Int, _ month: Int, _ day: Int) -> Int64 {
+    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+    public static func days(fromCivil year: Int, _ month: Int, _ day: Int) -> Int64 {
         let y = Int64(month <= 2 ? year - 1 : year)
         let era = floorDiv(y, 400)
         let yearOfEra = y - era * 400
@@ -79,7 +80,8 @@ extension FixTime: CustomStringConvertible {
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    static func civil(fromDays days: Int64) -> (Int, Int, Int) {
+    /// The inverse: (year, month, day) of a day count since 1970-01-01.
+    public static func civil(fromDays days: Int64) -> (Int, Int, Int) {
         let z = days + 719_468
         let era = floorDiv(z, 146_097)
         let dayOfEra = z - era * 146_097

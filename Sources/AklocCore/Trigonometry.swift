@@ -1,8 +1,8 @@
 // The core may not import Glibc or Foundation, and the standard library has no
-// sin/cos/atan, so the few the haversine needs live here. Accuracy is a few
+// sin/cos/atan, so the few the haversine and the geo lookups need live here. Accuracy is a few
 // ulps over the ranges used (|x| up to a few pi), far below a millimetre.
 
-enum Trigonometry {
+public enum Trigonometry {
     private static let halfPiHigh = 1.5707963267948966
     private static let halfPiLow = 6.123233995736766e-17
 
@@ -42,7 +42,7 @@ enum Trigonometry {
         return 1 + r2 * p
     }
 
-    static func sin(_ x: Double) -> Double {
+    public static func sin(_ x: Double) -> Double {
         let (r, quadrant) = reduce(x)
         switch quadrant {
         case 0: return sinKernel(r)
@@ -52,7 +52,7 @@ enum Trigonometry {
         }
     }
 
-    static func cos(_ x: Double) -> Double {
+    public static func cos(_ x: Double) -> Double {
         let (r, quadrant) = reduce(x)
         switch quadrant {
         case 0: return cosKernel(r)
@@ -79,9 +79,16 @@ enum Trigonometry {
     }
 
     /// atan2(y, x) for y >= 0 and x >= 0, all the haversine needs.
-    static func atan2NonNegative(_ y: Double, _ x: Double) -> Double {
+    public static func atan2NonNegative(_ y: Double, _ x: Double) -> Double {
         if y == 0 { return 0 }
         if x == 0 { return halfPiHigh }
         return y <= x ? atanUnit(y / x) : halfPiHigh - atanUnit(x / y)
+    }
+
+    /// atan2(y, x) in (-pi, pi], by quadrant from the non-negative case.
+    public static func atan2(_ y: Double, _ x: Double) -> Double {
+        let angle = atan2NonNegative(y.magnitude, x.magnitude)
+        let upper = x < 0 ? Double.pi - angle : angle
+        return y < 0 ? -upper : upper
     }
 }

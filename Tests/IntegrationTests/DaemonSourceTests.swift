@@ -103,8 +103,6 @@ struct DaemonSourceTests {
         }
     }
 
-
-
     /// aklocd joins a moment after gpspipe, so it may miss the first epochs;
     /// from its first one on, every epoch must match gpspipe's, in order.
     static func expectSameEpochs(_ log: String, _ result: (akloc: [Epoch], gpspipe: [Epoch], firstTPVs: [Epoch])) {

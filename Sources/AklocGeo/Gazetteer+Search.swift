@@ -1,0 +1,155 @@
+extension Gazetteer {
+    /// Longest query accepted, in UTF-8 bytes before folding.
+    public static let maxQueryBytes = 256
+    public static let maxLimit = 100
+
+    /// How a place's names met the query; better matches sort first.
+    public enum Match: Int, Comparable, Sendable {
+        /// The query is the whole folded name or alternate name.
+        case exact
+        /// The name (or an alternate) starts with the query.
+        case prefix
+        /// A later word of the name (or an alternate) starts with the query.
+        case wordPrefix
+
+        public static func < (lhs: Match, rhs: Match) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    public struct SearchResult: Hashable, Sendable {
+        public var place: PopulatedPlace
+        public var match: Match
+        /// Metres from `near`, when the search had one.
+        public var distance: Double?
+    }
+
+    /// Places whose name or an alternate name has a word starting with the
+    /// folded query (several words match a run of words), within `within`
+    /// metres of `near` (0: anywhere). Ranked by match, then distance, then
+    /// population (larger first); at most `limit` (1 ... 100).
+    public func searchPlaces(
+        _ query: String, near: Coordinate?, within: Double = 10_000, limit: Int = 10
+    ) throws -> [SearchResult] {
+        guard query.utf8.count <= Self.maxQueryBytes else {
+            throw GeoQueryError(.queryTooLong, field: "query", "query is longer than \(Self.maxQueryBytes) bytes")
+        }
+        let folded = Array(TextFolding.fold(query).utf8)
+        guard !folded.isEmpty else {
+            throw GeoQueryError(.emptyQuery, field: "query", "query has no letters or digits")
+        }
+        guard limit >= 1, limit <= Self.maxLimit else {
+            throw GeoQueryError(.badLimit, field: "limit", "limit must be 1 to \(Self.maxLimit)")
+        }
+        guard within.isFinite, within >= 0 else {
+            throw GeoQueryError(.badDistance, field: "within", "within must be a distance of 0 m or more")
+        }
+        let near = try near.map { (point) throws(GeoQueryError) in try GeoQueryError.checked(point, field: "near") }
+
+        // Pass 1: each matching place's best match. A short query can match
+        // tens of thousands of entries; then a byte per place beats a dictionary.
+        let first = try bound(folded, below: 0)
+        let last = try bound(folded, below: 1)
+        var byMatch: [[Int]] = [[], [], []]
+        if last - first > 4096 {
+            var marks = [UInt8](repeating: 0, count: count)
+            for entry in first..<last {
+                let (place, match) = try self.entry(entry, queryLength: folded.count)
+                let mark = UInt8(match.rawValue + 1)
+                if marks[place] == 0 || mark < marks[place] { marks[place] = mark }
+            }
+            for (place, mark) in marks.enumerated() where mark != 0 { byMatch[Int(mark) - 1].append(place) }
+        } else {
+            var best: [Int: Match] = [:]
+            for entry in first..<last {
+                let (place, match) = try self.entry(entry, queryLength: folded.count)
+                if best[place].map({ match < $0 }) ?? true { best[place] = match }
+            }
+            for (place, match) in best { byMatch[match.rawValue].append(place) }
+        }
+
+        // Pass 2: best match kind first; a kind is looked at only while the
+        // results are not full, since any place of it ranks below them all.
+        var top = TopResults(limit: limit)
+        for (kind, places) in byMatch.enumerated() {
+            if top.isFull { break }
+            for place in places {
+                var distance = 0.0
+                if let near {
+                    distance = near.distance(to: try coordinate(at: place))
+                    if within > 0, distance > within { continue }
+                }
+                top.insert((kind, distance, -(try population(at: place)), place))
+            }
+        }
+        var results: [SearchResult] = []
+        for candidate in top.rows {
+            results.append(
+                SearchResult(
+                    place: try place(at: candidate.place), match: Match(rawValue: candidate.match)!,
+                    distance: near == nil ? nil : candidate.distance))
+        }
+        return results
+    }
+
+    /// One index entry's place and how it matches, given that the query
+    /// (of `queryLength` bytes) is a prefix of its text.
+    private func entry(_ entry: Int, queryLength: Int) throws(GeoDataReader.Error) -> (place: Int, match: Match) {
+        let value = try index.uint32(at: entry * Self.entrySize + 4)
+        let place = Int(value >> 2)
+        guard place < count else { throw GeoDataReader.Error(.corrupt, "index entry \(entry) names place \(place)") }
+        guard value & 2 != 0 else { return (place, .wordPrefix) }
+        let start = Int(try index.uint32(at: entry * Self.entrySize))
+        return (place, try pool.uint8(at: start + queryLength) == 0 ? .exact : .prefix)
+    }
+
+    /// The first index entry whose comparison with `query` is not below
+    /// `order`: 0 gives the first entry starting with it, 1 the first after those.
+    private func bound(_ query: [UInt8], below order: Int) throws(GeoDataReader.Error) -> Int {
+        var low = 0
+        var high = indexCount
+        while low < high {
+            let mid = low + (high - low) / 2
+            if try compare(entry: mid, with: query) < order { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// -1 if the entry's text sorts before `query` and does not start with it,
+    /// 0 if it starts with it, 1 if it sorts after.
+    private func compare(entry: Int, with query: [UInt8]) throws(GeoDataReader.Error) -> Int {
+        let start = Int(try index.uint32(at: entry * Self.entrySize))
+        // Folded strings end with a NUL within 255 bytes of their start.
+        for (i, byte) in query.enumerated() {
+            let text = try pool.uint8(at: start + i)
+            if text == 0 { return -1 }
+            if text != byte { return text < byte ? -1 : 1 }
+            if i == 255 { throw GeoDataReader.Error(.corrupt, "index entry \(entry) has no end") }
+        }
+        return 0
+    }
+}
+
+/// The best `limit` candidates by (match, distance, −population, place), kept sorted.
+private struct TopResults {
+    typealias Row = (match: Int, distance: Double, population: Int, place: Int)
+    let limit: Int
+    var rows: [Row] = []
+
+    init(limit: Int) {
+        self.limit = limit
+        rows.reserveCapacity(limit + 1)
+    }
+
+    var isFull: Bool { rows.count >= limit }
+
+    static func less(_ a: Row, _ b: Row) -> Bool {
+        (a.match, a.distance, a.population, a.place) < (b.match, b.distance, b.population, b.place)
+    }
+
+    mutating func insert(_ row: Row) {
+        if isFull, let worst = rows.last, !Self.less(row, worst) { return }
+        var at = rows.count
+        while at > 0, Self.less(row, rows[at - 1]) { at -= 1 }
+        rows.insert(row, at: at)
+        if rows.count > limit { rows.removeLast() }
+    }
+}
