@@ -34,6 +34,20 @@ extension Report {
         }
     }
 
+    /// One p99 row: aklocd against its reference (ms before, ns after) and the ratio, met when ≤ `limit`.
+    private func p99Line(
+        _ label: String, before: (Double, Double)?, after: (Int64, Int64)?, limit: Double
+    ) -> String {
+        let oldText = before.map { String(format: "%.3f vs %.3f ms: ", $0.0, $0.1) + Report.times($0.0 / $0.1) } ?? "—"
+        var ratio: Double?
+        var newText = "—"
+        if let (akloc, reference) = after, reference > 0 {
+            ratio = Double(akloc) / Double(reference)
+            newText = "\(Report.ms(akloc)) vs \(Report.ms(reference)) ms: \(Report.times(ratio ?? 0))"
+        }
+        return "| \(label) | \(oldText) | \(newText) | \(verdictOf(ratio.map { $0 <= limit })) |"
+    }
+
     func beforeAndAfter() -> [String] {
         var lines = [
             "## Issue 19: before and after",
@@ -74,37 +88,20 @@ extension Report {
                 + Report.times(before.cpuMillis.akloc / before.cpuMillis.floor) + " | \(cpuAfterText) | "
                 + "\(verdictOf(cpuAfter.map { $0 <= 1.5 })) |")
         for count in rows.map(\.subscribers) {
-            let old = before.p99[count]
-            let oldText =
-                old.map { String(format: "%.3f vs %.3f ms: ", $0.akloc, $0.floor) + Report.times($0.akloc / $0.floor) }
-                ?? "—"
-            var ratio: Double?
-            var newText = "—"
-            if let r = row(count), let akloc = r.akloc, let floor = r.floor, floor.p99 > 0 {
-                let value = Double(akloc.p99) / Double(floor.p99)
-                ratio = value
-                newText = "\(Report.ms(akloc.p99)) vs \(Report.ms(floor.p99)) ms: \(Report.times(value))"
-            }
             lines.append(
-                "| added latency p99 ≤ 1.2× the floor at \(count) | \(oldText) | \(newText) | "
-                    + "\(verdictOf(ratio.map { $0 <= 1.2 })) |")
+                p99Line(
+                    "added latency p99 ≤ 1.2× the floor at \(count)",
+                    before: before.p99[count].map { ($0.akloc, $0.floor) },
+                    after: row(count).flatMap { r in r.akloc.flatMap { a in r.floor.map { (a.p99, $0.p99) } } },
+                    limit: 1.2))
         }
-        for count in [1, 64] {
-            guard let r = row(count) else { continue }
-            let old = before.p99[count]
-            let oldText =
-                old.map { String(format: "%.3f vs %.3f ms: ", $0.akloc, $0.gpsd) + Report.times($0.akloc / $0.gpsd) }
-                ?? "—"
-            var met: Bool?
-            var newText = "—"
-            if let akloc = r.akloc, let gpsd = r.gpsd, gpsd.p99 > 0 {
-                met = akloc.p99 <= gpsd.p99
-                newText =
-                    "\(Report.ms(akloc.p99)) vs \(Report.ms(gpsd.p99)) ms: \(Report.times(Double(akloc.p99) / Double(gpsd.p99)))"
-            }
+        for count in [1, 64] where row(count) != nil {
             lines.append(
-                "| added latency p99 at \(count) no worse than gpsd's own direct clients | \(oldText) | \(newText) | "
-                    + "\(verdictOf(met)) |")
+                p99Line(
+                    "added latency p99 at \(count) no worse than gpsd's own direct clients",
+                    before: before.p99[count].map { ($0.akloc, $0.gpsd) },
+                    after: row(count).flatMap { r in r.akloc.flatMap { a in r.gpsd.map { (a.p99, $0.p99) } } }, limit: 1
+                ))
         }
         lines.append("")
         return lines

@@ -55,17 +55,6 @@ final class Fleet {
         var duplicates = 0
         var unexpected = 0
         var sameEpoch = 0
-        /// Epochs with a position in `check` if it is `log`'s .chk, else nil.
-        static func checkEpochs(_ check: String, log: String) -> Int? {
-            guard URL(fileURLWithPath: check).lastPathComponent == URL(fileURLWithPath: log).lastPathComponent + ".chk",
-                let text = try? String(contentsOfFile: check, encoding: .utf8)
-            else { return nil }
-            let tpvs = text.split(whereSeparator: \.isNewline).compactMap { line in
-                (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
-            }.filter { $0["class"] as? String == "TPV" }
-            return epochs(tpvs).count
-        }
-
         /// TPVs with a position but no time in each reference: no epoch to match.
         var untimedPerReplay: [Int] = []
         var daemonsPerReplay: [Int] = []
