@@ -8,7 +8,6 @@ extension Engine {
     /// epoch already delivered updates what `get` returns.
     mutating func handleFix(_ fix: Location, at now: Instant, _ step: inout Step) {
         counters.fixes += 1
-        latestHadFix = true
         let result = epochs.offer(fix, at: now)
         if let closed = result.closed { deliverEpoch(closed, &step) }
         if let completed = result.completed {
@@ -35,6 +34,9 @@ extension Engine {
         let fix = epoch.fix
         let now = epoch.receivedAt
         counters.epochs += 1
+        // `running` comes with the first fix anyone can be given, not with a
+        // TPV still waiting for the rest of its epoch.
+        latestHadFix = true
         let speed = Throttle.speed(
             of: fix, receivedAt: now, previous: lastFixLive ? lastFix : nil, previousReceivedAt: lastFixAt)
         lastFix = fix

@@ -13,7 +13,9 @@
 ///   first TPV, with no wait (after its first epoch);
 /// - else when the next epoch's first TPV, a no-fix report or the loss of the
 ///   source closes it;
-/// - else `wait` seconds after its first TPV.
+/// - else `wait` seconds after its first TPV (1.5 s: longer than a 1 Hz
+///   receiver's cycle, so such an epoch is closed by its own TPVs or the
+///   next epoch, and the bound only matters when the receiver goes quiet).
 /// TPVs of an epoch that come after its delivery refine it (for `get`) and
 /// teach the shape of the next one, but are never delivered again.
 ///
@@ -103,7 +105,7 @@ public struct EpochAssembler: Hashable, Sendable {
     /// The last finished epoch of each device: what its next one must reach.
     private var shapes: [String: Shape] = [:]
 
-    public init(wait: Double = 1) {
+    public init(wait: Double = 1.5) {
         self.wait = wait
     }
 

@@ -1,36 +1,36 @@
+import CPosix
 import Dispatch
 import Glibc
 
 /// An open descriptor with one owner: closed exactly once, by `close()` or
-/// when the owner lets go of it, and never while a dispatch source still
-/// watches it.
+/// when the owner lets go of it, and never while something still watches it.
 ///
-/// The second rule is why this type exists (issue 18). libdispatch on Linux
-/// keeps one epoll registration (a "muxnote") per descriptor number for all
-/// the sources on it, and removes a source from it asynchronously, on its
-/// manager thread, some time after `cancel()`. A descriptor closed as soon as
-/// one of its sources is cancelled can be handed out again by the next
-/// `accept` while another source's registration for the old number is still
-/// there; the new connection's source then joins the stale registration,
-/// and when that is torn down the manager thread is left with a pointer to
-/// freed memory (SIGSEGV in `_dispatch_event_loop_drain`). A source's cancel
-/// handler runs only after its registration is gone, so the descriptor is
-/// closed once every source made through `watch` has run its cancel handler.
+/// The second rule is why this type exists (issue 18): a descriptor closed
+/// while an event registration for its number is still live can be handed
+/// out again by the next `accept`, and the registration then belongs to the
+/// wrong connection. `close()` ends every watch first, then closes.
 ///
-/// Not thread-safe: use it, and give its sources, one serial queue.
+/// Watches go through the queue's `EventPoller` (one epoll instance per
+/// queue), not a dispatch source per descriptor: libdispatch on Linux
+/// unregisters a source whose peer hung up from the source's own queue,
+/// racing its manager thread (see `EventPoller`), which is what crashed
+/// aklocd under churn.
+///
+/// Not thread-safe: use it, and watch it, on one serial queue.
 public final class FileDescriptor {
     /// The descriptor number; valid until `isClosed`.
     public let rawValue: Int32
-    /// Whether `close()` was called (the descriptor itself may still be
-    /// open, waiting for its sources to be cancelled).
+    /// Whether `close()` was called.
     public private(set) var isClosing = false
     /// Whether the descriptor has been closed.
     public private(set) var isClosed = false
 
     private let closer: (Int32) -> Void
     private var watches: [Watch] = []
-    private var uncancelled = 0
-    private var onClosed: [() -> Void] = []
+    private var poller: EventPoller?
+    private var token: UInt64 = 0
+    /// What epoll was last told to watch for (0: not registered).
+    private var registered: UInt32 = 0
 
     /// Takes ownership of `rawValue`. `closer` releases it; the default is
     /// close(2). A library that owns the descriptor itself (libgps's
@@ -46,8 +46,8 @@ public final class FileDescriptor {
     }
 
     deinit {
-        // Sources retain their descriptor through their cancel handlers, so
-        // an owner can only let go of it with no source left uncancelled.
+        // The poller holds a watched descriptor until its watches end, so an
+        // owner can only let go of it with nothing watching.
         if !isClosed { closer(rawValue) }
     }
 
@@ -56,85 +56,109 @@ public final class FileDescriptor {
         case writable
     }
 
-    /// A dispatch source on this descriptor. Suspension is tracked, because
-    /// a source must be resumed before it can be cancelled and released.
+    /// A watch on this descriptor for one kind of readiness. Suspending it
+    /// keeps it, but stops its handler (and takes the interest out of
+    /// epoll, so a level-triggered event cannot spin the queue meanwhile).
     public final class Watch {
-        public let source: any DispatchSourceProtocol
+        public let event: Event
         public private(set) var isSuspended = false
+        public fileprivate(set) var isCancelled = false
+        fileprivate let handler: () -> Void
+        fileprivate weak var descriptor: FileDescriptor?
 
-        init(_ source: any DispatchSourceProtocol) {
-            self.source = source
+        fileprivate init(_ event: Event, _ descriptor: FileDescriptor, _ handler: @escaping () -> Void) {
+            self.event = event
+            self.descriptor = descriptor
+            self.handler = handler
         }
 
-        /// Stops its event handler from running, keeping the registration.
+        fileprivate var isActive: Bool { !isSuspended && !isCancelled }
+
+        /// Stops its handler from being called, keeping the watch.
         public func suspend() {
-            guard !isSuspended, !source.isCancelled else { return }
-            source.suspend()
+            guard !isSuspended, !isCancelled else { return }
             isSuspended = true
+            descriptor?.updateInterest()
         }
 
         public func resume() {
-            guard isSuspended else { return }
-            source.resume()
+            guard isSuspended, !isCancelled else { return }
             isSuspended = false
+            descriptor?.updateInterest()
         }
 
-        /// Cancels this source alone (the descriptor stays open, e.g. when
-        /// write interest ends); the descriptor's `close()` still waits for
-        /// its cancel handler.
+        /// Ends this watch alone (the descriptor stays open, e.g. when write
+        /// interest ends). Its handler is not called afterwards.
         public func cancel() {
-            resume()
-            source.cancel()
+            guard !isCancelled else { return }
+            isCancelled = true
+            descriptor?.updateInterest()
         }
     }
 
-    /// Starts a dispatch source on `queue` calling `handler` whenever the
-    /// descriptor is readable or writable. It is cancelled by `close()`.
+    /// Calls `handler` on `queue` whenever the descriptor is readable or
+    /// writable (or hung up, or failed: the handler's read or write tells
+    /// which) until the watch is cancelled or the descriptor closed.
     public func watch(
         _ event: Event, on queue: DispatchQueue, handler: @escaping () -> Void
     ) -> Watch {
         precondition(!isClosing, "watching a descriptor that is being closed")
-        let source: any DispatchSourceProtocol =
-            switch event {
-            case .readable: DispatchSource.makeReadSource(fileDescriptor: rawValue, queue: queue)
-            case .writable: DispatchSource.makeWriteSource(fileDescriptor: rawValue, queue: queue)
-            }
-        source.setEventHandler(handler: handler)
-        uncancelled += 1
-        source.setCancelHandler { [self] in sourceCancelled() }
-        source.activate()
-        let watch = Watch(source)
-        watches.removeAll { $0.source.isCancelled }
+        let poller = self.poller ?? EventPoller.shared(for: queue)
+        precondition(poller.queue === queue, "one descriptor, one queue")
+        if self.poller == nil {
+            self.poller = poller
+            token = poller.add(self)
+        }
+        let watch = Watch(event, self, handler)
+        watches.removeAll { $0.isCancelled }
         watches.append(watch)
+        updateInterest()
         return watch
     }
 
-    /// Cancels every source on the descriptor and closes it once all of
-    /// them have run their cancel handlers (at once when there are none).
-    /// `then` runs after the close, for work that needs the descriptor
-    /// number to be free (resuming `accept` after EMFILE). Idempotent.
+    /// Ends every watch on the descriptor and closes it; `then` runs after
+    /// the close, for work that needs the descriptor number to be free
+    /// (resuming `accept` after EMFILE). Idempotent.
     public func close(then: (() -> Void)? = nil) {
-        if let then {
-            if isClosed { then() } else { onClosed.append(then) }
+        if !isClosing {
+            isClosing = true
+            for watch in watches { watch.isCancelled = true }
+            watches.removeAll()
+            updateInterest()
+            if let poller { poller.remove(token) }
+            poller = nil
+            finishClose()
         }
-        guard !isClosing else { return }
-        isClosing = true
-        for watch in watches { watch.cancel() }
-        watches.removeAll()
-        if uncancelled == 0 { finishClose() }
+        then?()
     }
 
-    private func sourceCancelled() {
-        uncancelled -= 1
-        if uncancelled == 0, isClosing { finishClose() }
+    /// Tells epoll what the live watches want now.
+    fileprivate func updateInterest() {
+        guard let poller else { return }
+        var wanted: UInt32 = 0
+        for watch in watches where watch.isActive {
+            wanted |= watch.event == .readable ? EPOLLIN.rawValue : EPOLLOUT.rawValue
+        }
+        poller.update(rawValue, token: token, from: registered, to: wanted)
+        registered = wanted
     }
 
     private func finishClose() {
         guard !isClosed else { return }
         isClosed = true
         closer(rawValue)
-        let callbacks = onClosed
-        onClosed.removeAll()
-        for callback in callbacks { callback() }
+    }
+}
+
+extension FileDescriptor: EventPoller.Target {
+    func poller(_ poller: EventPoller, didReport events: UInt32) {
+        // A hang-up or an error is news for every watch: its read or
+        // write finds out which. Re-checked per watch: a handler may close.
+        let failed = events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
+        for watch in watches {
+            guard watch.isActive, !isClosing else { continue }
+            let mask = watch.event == .readable ? EPOLLIN.rawValue : EPOLLOUT.rawValue
+            if failed || events & mask != 0 { watch.handler() }
+        }
     }
 }

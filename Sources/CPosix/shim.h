@@ -5,4 +5,7 @@
 // unlike strerror(3).
 extern const char *strerrorname_np(int errnum);
 extern const char *strerrordesc_np(int errnum);
+// Not in the Glibc module at all: the one epoll instance AklocPosix's
+// EventPoller runs per dispatch queue.
+#include <sys/epoll.h>
 #endif

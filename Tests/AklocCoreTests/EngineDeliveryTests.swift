@@ -92,12 +92,13 @@ import Testing
         let other = fix(second: 1, speed: 0, device: "/dev/ttyACM0")
         let switched = harness.at(1.1, .fix(other))
         #expect(switched.updates(for: 1).isEmpty)
-        #expect(harness.armed == .seconds(2.1))
-        harness.run(until: 2.1)
+        #expect(harness.armed == .seconds(2.6))
+        harness.run(until: 2.6)
         #expect(harness.log.updates(for: 1).last?.location == other)
         // No time at all: every TPV is its own epoch, delivered at once.
         #expect(harness.at(3, .fix(fix(device: nil))).updates(for: 1).count == 1)
         #expect(harness.at(3.1, .fix(fix(device: nil))).updates(for: 1).count == 1)
+        #expect(harness.armed == nil)
     }
 
     /// The throttle point: gpsd's estimate (9 m/s) would pick the

@@ -17,7 +17,7 @@ import Testing
         var assembler = EpochAssembler()
         let first = assembler.offer(tpv(0, speed: 9.2), at: .seconds(0))
         #expect(first == EpochAssembler.Step())
-        #expect(assembler.deadline == .seconds(1))
+        #expect(assembler.deadline == .seconds(1.5))
         #expect(assembler.offer(tpv(0, speed: 0.99, course: 134), at: .seconds(0.3)) == EpochAssembler.Step())
         let next = assembler.offer(tpv(1, speed: 11), at: .seconds(0.9))
         #expect(next.closed?.fix.speed == 0.99)

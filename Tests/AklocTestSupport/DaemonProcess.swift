@@ -83,6 +83,24 @@ public final class DaemonProcess: @unchecked Sendable {
         throw SocketClient.Failure("aklocd did not serve \(socketPath) within \(timeout) s: \(process.stderr())")
     }
 
+    /// Waits (bounded) until `status` says the gpsd source is connected.
+    /// Every client hears `sourceConnected` when that happens; a test that
+    /// asserts a client hears nothing else connects its clients after it.
+    public func waitUntilSourceConnected(timeout: Double = 15) throws {
+        let (client, _) = try connect()
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let reply = try client.request("status")
+            let source = (reply["result"] as? [String: Any])?["source"] as? [String: Any]
+            if source?["connected"] as? Bool == true { return }
+            guard Date() < deadline else {
+                throw SocketClient.Failure("aklocd's gpsd source did not connect within \(timeout) s: \(reply)")
+            }
+            // The handshake is gpsd's answer to a connect: poll status until it is in.
+            usleep(20_000)
+        }
+    }
+
     /// A new client, past its `hello` (returned).
     public func connect() throws -> (SocketClient, hello: [String: Any]) {
         let client = try SocketClient.connect(path: socketPath)

@@ -191,6 +191,8 @@ extension RealUsers {
                     @\(banned.name) = deny
                     \(ownRule.name) = when-in-use
                     """, log: "haicom-305N")
+            // Each client below must hear only what its requests cause, not a late sourceConnected.
+            try stage.daemon?.waitUntilSourceConnected()
             let (root, rootHello) = try stage.connectAsRoot()
             #expect(rootHello["authorizationStatus"] as? String == "authorizedAlways")
             #expect(try root.request("startUpdatingLocation", ["everyEpoch": true]).succeeded)

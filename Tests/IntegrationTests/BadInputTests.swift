@@ -10,6 +10,8 @@ struct BadInputTests {
     @Test func everyKindOfBadInputIsAnsweredAndNothingElseIsDisturbed() throws {
         guard LiveReplay.requireTools() else { return }
         let replay = try LiveReplay(log: "humminbird-M37", cycle: 0.1)
+        // The bystander must hear nothing but its own changes: not even a late sourceConnected.
+        try replay.daemon.waitUntilSourceConnected()
         let (bystander, _) = try replay.daemon.connect()
         var bystanderSaw: [[String: Any]] = []
         _ = try bystander.request("observe", ["keyPath": "rawLocation.coordinate"])

@@ -11,6 +11,8 @@ import Testing
 struct ChurnTests {
     static let seconds = Double(ProcessInfo.processInfo.environment["AKLOC_CHURN_SECONDS"] ?? "") ?? 20
     static let threads = Int(ProcessInfo.processInfo.environment["AKLOC_CHURN_THREADS"] ?? "") ?? 4
+    /// One connection in this many waits up to 1.2 s for a late reply (0: none).
+    static let longWaitOneIn = Int(ProcessInfo.processInfo.environment["AKLOC_CHURN_LONG_WAIT_ONE_IN"] ?? "") ?? 20
     /// The length of one measuring window: every steady subscriber must be fed in each.
     static let window = 5.0
     /// Sanitizer builds keep freed memory in quarantine, so their resident
@@ -24,7 +26,8 @@ struct ChurnTests {
         let daemon = try DaemonProcess(gpsdPort: fake.port, config: "", extraArguments: ["--log-level", "info"])
         defer { daemon.stop() }
         let idleDescriptors = try #require(ChurnLoad.openDescriptors(daemon.process.pid))
-        let load = ChurnLoad(socketPath: daemon.socketPath, steady: 200, threads: Self.threads)
+        let load = ChurnLoad(
+            socketPath: daemon.socketPath, steady: 200, threads: Self.threads, longWaitOneIn: Self.longWaitOneIn)
         try load.start()
         defer { load.stop() }
 

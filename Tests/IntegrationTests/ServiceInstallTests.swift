@@ -59,6 +59,22 @@ extension ServiceTests {
             return (code, make.stdout() + make.stderr())
         }
 
+        /// data/*, which `make install` copies to $(PREFIX)/share/akloc.
+        static var dataFiles: [String] {
+            let data = Binaries.packageRoot.appendingPathComponent("data").path
+            return (FileManager.default.enumerator(atPath: data)?.allObjects as? [String] ?? []).filter { path in
+                var isDirectory: ObjCBool = false
+                return FileManager.default.fileExists(atPath: "\(data)/\(path)", isDirectory: &isDirectory)
+                    && !isDirectory.boolValue
+            }
+        }
+
+        /// dbus/*.conf, which `make install` puts in $(DBUSPOLICYDIR).
+        static var dbusPolicies: [String] {
+            let dbus = Binaries.packageRoot.appendingPathComponent("dbus").path
+            return ((try? FileManager.default.contentsOfDirectory(atPath: dbus)) ?? []).filter { $0.hasSuffix(".conf") }
+        }
+
         @Test func makeInstallPutsEverythingUnderDestdirAndKeepsAnExistingConfig() throws {
             guard ServiceTools.require() else { return }
             let scratch = try ScratchDirectory()
@@ -67,13 +83,16 @@ extension ServiceTests {
             #expect(code == 0, "\(output)")
 
             let fileManager = FileManager.default
-            let expected: [(String, Int)] = [
-                ("usr/local/bin/aklocd", 0o755), ("usr/local/bin/akloc", 0o755),
-                ("usr/local/lib/systemd/system/aklocd.service", 0o644),
-                ("usr/local/lib/systemd/system/akloc.socket", 0o644),
-                ("usr/local/lib/sysusers.d/akloc.conf", 0o644), ("usr/local/lib/tmpfiles.d/akloc.conf", 0o644),
-                ("etc/akloc/akloc.conf", 0o644),
-            ]
+            let expected: [(String, Int)] =
+                [
+                    ("usr/local/bin/aklocd", 0o755), ("usr/local/bin/akloc", 0o755),
+                    ("usr/local/lib/systemd/system/aklocd.service", 0o644),
+                    ("usr/local/lib/systemd/system/akloc.socket", 0o644),
+                    ("usr/local/lib/sysusers.d/akloc.conf", 0o644), ("usr/local/lib/tmpfiles.d/akloc.conf", 0o644),
+                    ("etc/akloc/akloc.conf", 0o644), ("usr/local/share/man/man1/akloc.1", 0o644),
+                    ("usr/local/share/man/man5/akloc.conf.5", 0o644), ("usr/local/share/man/man8/aklocd.8", 0o644),
+                ] + Self.dataFiles.map { ("usr/local/share/akloc/\($0)", 0o644) }
+                + Self.dbusPolicies.map { ("etc/dbus-1/system.d/\($0)", 0o644) }
             for (path, mode) in expected {
                 let attributes = try? fileManager.attributesOfItem(atPath: "\(root)/\(path)")
                 #expect((attributes?[.posixPermissions] as? Int) == mode, "\(path): \(attributes ?? [:])")
