@@ -48,8 +48,8 @@ DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-g
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-python lint fuzz demo bench bench-quick install uninstall clean soak soak-sanitizers \
-        man deb
+.PHONY: all deps build test test-python lint fuzz demo bench bench-quick bench-fleet install uninstall clean soak \
+        soak-sanitizers man deb
 
 all: build
 
@@ -225,6 +225,15 @@ BENCH_BIN_DIR = $(shell $(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path 2>/d
 bench: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
 	$(BENCH_BIN_DIR)/akloc-bench --out BENCHMARKS.md --notes bench/NOTES.md --command "make bench BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
+
+# The fleet (DESIGN §7, issue 19): FLEET_INSTANCES aklocd, one gpsfake replay
+# per 50, each an OwnTracks device into one private mosquitto on loopback; its
+# section of BENCHMARKS.md is replaced, the rest left as `make bench` wrote it.
+FLEET_INSTANCES ?= 500
+
+bench-fleet: deps
+	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
+	$(BENCH_BIN_DIR)/akloc-bench --fleet $(FLEET_INSTANCES) --out BENCHMARKS.md --command "make bench-fleet FLEET_INSTANCES=$(FLEET_INSTANCES) BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
 
 bench-quick: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors

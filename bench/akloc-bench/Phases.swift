@@ -41,6 +41,9 @@ struct LatencyRow {
     var floorEpochs = 0
     var aklocPeakKiB = 0
     var aklocResidentKiB = 0
+    /// Proportional set size at the end (smaps_rollup): shared libraries split among their users.
+    var aklocPssKiB = 0
+    var aklocPrivateKiB = 0
     var aklocThreads = 0
     var gpsdPeakKiB = 0
     var floorPeakKiB = 0
@@ -272,6 +275,9 @@ final class Phases {
         let status = Posix.procStatus("/proc/\(daemon.pid)/status")
         row.aklocPeakKiB = status["VmHWM"] ?? 0
         row.aklocResidentKiB = status["VmRSS"] ?? 0
+        let rollup = Posix.procStatus("/proc/\(daemon.pid)/smaps_rollup")
+        row.aklocPssKiB = rollup["Pss"] ?? 0
+        row.aklocPrivateKiB = (rollup["Private_Clean"] ?? 0) + (rollup["Private_Dirty"] ?? 0)
         row.aklocThreads = Posix.threadCount(daemon.pid)
         if let gpsd = fake.gpsdPID { row.gpsdPeakKiB = Posix.procStatus("/proc/\(gpsd)/status")["VmHWM"] ?? 0 }
         if !daemon.isRunning { row.notes.append("aklocd exited: \(daemon.stderr())") }

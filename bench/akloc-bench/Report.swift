@@ -199,6 +199,7 @@ struct Report {
         out.append("")
         out += targets()
         out.append("")
+        out += beforeAndAfter()
         out.append("## Findings (computed from this run)")
         out.append("")
         out += findings()
@@ -229,12 +230,14 @@ struct Report {
         out.append("## Memory (peak resident, MiB)")
         out.append("")
         out.append(
-            "| N | aklocd VmHWM | aklocd VmRSS at the end | aklocd threads | gpsd VmHWM (its clients: ≤ 64) | floor VmHWM |"
+            "| N | aklocd VmHWM | aklocd VmRSS at the end | aklocd PSS / private at the end | aklocd threads "
+                + "| gpsd VmHWM (its clients: ≤ 64) | floor VmHWM |"
         )
-        out.append("|---:|---:|---:|---:|---:|---:|")
+        out.append("|---:|---:|---:|---:|---:|---:|---:|")
         for row in rows {
             out.append(
-                "| \(row.subscribers) | \(Report.mib(row.aklocPeakKiB)) | \(Report.mib(row.aklocResidentKiB)) | \(row.aklocThreads) | "
+                "| \(row.subscribers) | \(Report.mib(row.aklocPeakKiB)) | \(Report.mib(row.aklocResidentKiB)) | "
+                    + "\(Report.mib(row.aklocPssKiB)) / \(Report.mib(row.aklocPrivateKiB)) | \(row.aklocThreads) | "
                     + "\(Report.mib(row.gpsdPeakKiB)) | \(Report.mib(row.floorPeakKiB)) |")
         }
         if let first = rows.first, let last = rows.last, last.subscribers > first.subscribers {

@@ -31,12 +31,16 @@ struct Options {
     var perEpoch = false
     /// Hand-written notes (markdown) placed after the findings.
     var notes: String?
+    /// `--fleet N`: the fleet run instead of the fan-out benchmark.
+    var fleet: Fleet.Settings?
 
     static let usage = """
         usage: akloc-bench [--quick] [--out FILE] [--counts 1,64,1000,10000] [--epochs N]
                            [--cycle S] [--wake-window S] [--ready-starts N] [--aklocd PATH]
                            [--log GPSD_LOG] [--chk GPSD_CHK] [--command TEXT] [--latency-only] [--per-epoch]
                            [--notes MARKDOWN]
+               akloc-bench --fleet N [--per-replay 50] [--fleet-window S] [--drain S] [--out FILE] [--cycle S]
+                           [--log GPSD_LOG] [--aklocd PATH] [--command TEXT]
                akloc-bench floor GPSD_PORT SOCKET_PATH   (the floor server; the harness starts it)
                akloc-bench geo [PLACES_FILE]             (gazetteer lookup times and pages touched)
         """
@@ -102,6 +106,25 @@ struct Options {
             case "--latency-only": options.latencyOnly = true
             case "--per-epoch": options.perEpoch = true
             case "--notes": options.notes = try value(argument)
+            case "--fleet":
+                var settings = options.fleet ?? Fleet.Settings()
+                settings.instances = Int(try number(argument))
+                options.fleet = settings
+            case "--per-replay":
+                var settings = options.fleet ?? Fleet.Settings()
+                settings.perReplay = Int(try number(argument))
+                guard (1...60).contains(settings.perReplay) else {
+                    throw BenchError("--per-replay: 1 to 60 (gpsd keeps 64 clients, gpsfake and gpspipe take two)")
+                }
+                options.fleet = settings
+            case "--fleet-window":
+                var settings = options.fleet ?? Fleet.Settings()
+                settings.window = try number(argument)
+                options.fleet = settings
+            case "--drain":
+                var settings = options.fleet ?? Fleet.Settings()
+                settings.drain = try number(argument)
+                options.fleet = settings
             case "--help", "-h":
                 print(usage)
                 exit(0)
@@ -148,8 +171,33 @@ func runBench(_ options: Options) throws {
         options: options, machine: machine, loadAfter: Machine.loadAverage(), fileLimit: limit, rows: rows,
         wakeups: wakeups, ready: ready, engine: engine,
         seconds: Double(Posix.monotonicNanos() - wall) / 1e9)
-    try report.markdown().write(toFile: options.output, atomically: true, encoding: .utf8)
+    var text = report.markdown()
+    // A fleet run's section (make bench-fleet) stays until the next fleet run.
+    if let existing = try? String(contentsOfFile: options.output, encoding: .utf8),
+        let fleet = FleetReport.section(of: existing)
+    {
+        text = FleetReport.splice(fleet, into: text)
+    }
+    try text.write(toFile: options.output, atomically: true, encoding: .utf8)
     progress("wrote \(options.output) in \(Int(report.seconds)) s")
+}
+
+func runFleet(_ options: Options, _ settings: Fleet.Settings) throws {
+    signal(SIGPIPE, SIG_IGN)
+    // mosquitto and the daemons inherit it: the broker holds one socket per instance.
+    Posix.raiseFileLimit(to: UInt64(settings.instances * 4 + 1024))
+    // DaemonProcess starts the aklocd of AKLOC_BIN_DIR (else the one beside this program).
+    setenv("AKLOC_BIN_DIR", URL(fileURLWithPath: options.aklocd).deletingLastPathComponent().path, 1)
+    let machine = Machine.current()
+    progress("fleet of \(settings.instances), load \(machine.load)")
+    let result = try Fleet(options: options, settings: settings).run()
+    let section = FleetReport(result: result, options: options, machine: machine).markdown()
+    let existing = (try? String(contentsOfFile: options.output, encoding: .utf8)) ?? ""
+    try FleetReport.splice(section, into: existing).write(toFile: options.output, atomically: true, encoding: .utf8)
+    progress(
+        "fleet: \(result.started) instances, \(result.arrived)/\(result.expected) fixes, "
+            + "\(result.devicesComplete) devices complete, PSS sum \(Report.mib(result.peakPssKiB)) MiB, "
+            + "RSS sum \(Report.mib(result.peakRssKiB)) MiB; wrote \(options.output)")
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -164,7 +212,12 @@ if arguments.first == "geo" {
     GeoBench.main(path: arguments.count > 1 ? arguments[1] : Options.packageRoot + "/data/places.bin")
 }
 do {
-    try runBench(try Options.parse(arguments))
+    let options = try Options.parse(arguments)
+    if let fleet = options.fleet {
+        try runFleet(options, fleet)
+    } else {
+        try runBench(options)
+    }
 } catch {
     FileHandle.standardError.write(Data("akloc-bench: \(error)\n".utf8))
     exit(1)
