@@ -21,6 +21,7 @@ struct MQTTForwarderTests {
             log: "haicom-305N", cycle: nil, config: MQTTTest.config(port: broker.port, tid: "ca"))
         defer { replay.stop() }
         _ = replay.fake.waitForExit(timeout: 60)
+        try MQTTTest.waitForReplayEnd(replay.daemon)
         let mqtt = try MQTTTest.waitForStatus(replay.daemon, timeout: 20, "the queue to drain") {
             $0["queued"] as? Int == 0 && ($0["published"] as? Int ?? 0) > 0
         }
@@ -91,6 +92,7 @@ struct MQTTForwarderTests {
             log: "haicom-305N", cycle: nil, config: MQTTTest.config(port: broker.port, tid: "ca", extra: "qos = 0"))
         defer { replay.stop() }
         _ = replay.fake.waitForExit(timeout: 60)
+        try MQTTTest.waitForReplayEnd(replay.daemon)
         let accepted = MQTTTest.accepted(replay.daemon.process.stderr())
         try MQTTTest.waitForStatus(replay.daemon, timeout: 20, "every fix written") {
             $0["queued"] as? Int == 0 && $0["published"] as? Int == accepted.count
@@ -137,6 +139,7 @@ struct MQTTForwarderTests {
         let (client, _) = try replay.daemon.connect()
         _ = try client.request("observe", ["keyPath": "rawLocation"])
         _ = replay.fake.waitForExit(timeout: 60)
+        try MQTTTest.waitForReplayEnd(replay.daemon)
         _ = try client.waitFor(timeout: 30) { $0.notification == "sourceDisconnected" }
         let mqtt = try MQTTTest.waitForStatus(replay.daemon, timeout: 20, "one acknowledged fix") {
             $0["published"] as? Int == 1 && $0["queued"] as? Int == 0
@@ -175,6 +178,7 @@ struct MQTTForwarderTests {
         }
         let drainSeconds = Date().timeIntervalSince(restartedAt)
         _ = replay.fake.waitForExit(timeout: 60)
+        try MQTTTest.waitForReplayEnd(replay.daemon)
         let mqtt = try MQTTTest.waitForStatus(replay.daemon, timeout: 20, "the end of the replay to drain") {
             $0["queued"] as? Int == 0
         }

@@ -61,6 +61,23 @@ enum MQTTTest {
         return try #require(result["mqtt"] as? [String: Any], "status has no mqtt object: \(result)")
     }
 
+    /// After the replay's gpsd has gone: waits (bounded) until aklocd has
+    /// seen it go. The epoch still open then is closed by the source loss
+    /// (docs/semantics.md, "Epochs"), so every fix of the replay has been
+    /// accepted by the forwarder and is in the log.
+    static func waitForReplayEnd(_ daemon: DaemonProcess, timeout: Double = 20) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let (client, _) = try daemon.connect()
+            let result = try #require(try client.request("status")["result"] as? [String: Any])
+            if (result["source"] as? [String: Any])?["connected"] as? Bool == false { return }
+            guard Date() < deadline else {
+                throw SocketClient.Failure("aklocd still reports gpsd connected after \(timeout) s: \(result)")
+            }
+            usleep(50_000)
+        }
+    }
+
     /// Polls aklocd's status until `done` holds, bounded.
     @discardableResult
     static func waitForStatus(
