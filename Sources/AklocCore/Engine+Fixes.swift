@@ -106,7 +106,7 @@ extension Engine {
             case .myLocation:
                 guard subscribers[index].observations[slot].throttle?.offer(fix, speed: speed, at: now) != nil
                 else { continue }
-            case .state, .source, .authorizationStatus:
+            case .state, .source, .authorizationStatus, .regions:
                 continue
             }
             delivered += 1

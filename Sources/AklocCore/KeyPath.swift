@@ -9,6 +9,9 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
         case authorizationStatus
         case state
         case source
+        /// Names of the monitored saved places the fix is inside (DESIGN §9),
+        /// set by the shell's region monitor (`Input.regionsChanged`).
+        case regions
     }
 
     /// The members of a location a key path may name.
@@ -42,6 +45,10 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
     /// Whether values of this path are locations (throttled per policy for `myLocation`).
     public var isLocation: Bool { root == .myLocation || root == .rawLocation }
 
+    /// Whether its value tells where the device is, so it needs the same
+    /// authorization as `myLocation` (DESIGN §9).
+    public var revealsPosition: Bool { isLocation || root == .regions }
+
     public var description: String {
         member.map { "\(root.rawValue).\($0.rawValue)" } ?? root.rawValue
     }
@@ -55,4 +62,6 @@ public enum KeyPathValue: Hashable, Sendable {
     case location(Location)
     case coordinate(latitude: Double, longitude: Double)
     case time(FixTime)
+    /// A JSON array of strings (`regions`).
+    case names([String])
 }

@@ -46,8 +46,10 @@ extension Daemon {
         // session monitor, fixes need clients to go to.
         components = ComponentGroup([sessions, server])
         try components.start()
+        try components.append(places)
         try startSource()
         try startForwarder()
+        startForwarderPlaces()
         switch server.listening {
         case .activated: log(.notice, "serving the socket systemd passed")
         case .path(let path, _): log(.notice, "serving \(path)")

@@ -31,6 +31,8 @@ extension Daemon {
         case .authorize(let subject, let rule):
             guard client.isAdmin else { return refuse(request, client) }
             answer(request, client, replyTo(request, authorize(subject: subject, rule: rule)))
+        case .places(let placesRequest):
+            handle(placesRequest, id: request.id, from: client)
         }
     }
 

@@ -38,6 +38,8 @@ public struct ClientRequest: Sendable, Equatable {
         case reload
         /// Admin: rewrite the rule for `subject` (a user name or `@group`) and reload.
         case authorize(subject: String, rule: AuthorizationRule)
+        /// Saved places and regions (DESIGN §9), answered by the shell.
+        case places(PlacesRequest)
 
         /// The wire `op` name.
         public var name: String {
@@ -45,6 +47,7 @@ public struct ClientRequest: Sendable, Equatable {
             case .status: "status"
             case .reload: "reload"
             case .authorize: "authorize"
+            case .places(let request): request.name
             case .engine(let request):
                 switch request {
                 case .startUpdatingLocation: "startUpdatingLocation"
@@ -74,16 +77,18 @@ public struct ClientRequest: Sendable, Equatable {
             case (.status, .status), (.reload, .reload): true
             case (.authorize(let s1, let r1), .authorize(let s2, let r2)): s1 == s2 && r1 == r2
             case (.engine(let a), .engine(let b)): sameRequest(a, b)
+            case (.places(let a), .places(let b)): a == b
             default: false
             }
         }
     }
 
     /// Every op name a client may send.
-    public static let operationNames = [
-        "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
-        "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
-    ]
+    public static let operationNames =
+        [
+            "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
+            "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
+        ] + PlacesRequest.operationNames
 
     /// `requestLocation` waits this long when the request names no `timeout`.
     public static let defaultRequestLocationTimeout: Double = 10
@@ -134,6 +139,8 @@ extension ClientRequest {
             writer.string(subject)
             writer.raw(",\"status\":")
             writer.string(rule.rawValue)
+        case .places(let request):
+            request.write(to: &writer)
         case .engine(let request):
             switch request {
             case .startUpdatingLocation(let policy, let everyEpoch):

@@ -135,6 +135,8 @@ extension ClientRequest {
                 throw ProtocolError(.badRequest, "\"status\" must be \"always\", \"whenInUse\" or \"deny\"")
             }
             return .authorize(subject: subject, rule: rule)
+        case _ where PlacesRequest.operationNames.contains(op):
+            return .places(try PlacesRequest.decode(op: op, members: args.members))
         default:
             let shown = op.count > 64 ? String(op.prefix(64)) + "…" : op
             throw ProtocolError(.unknownOp, "unknown op \"\(shown)\"")
@@ -162,7 +164,7 @@ extension ClientRequest {
 }
 
 /// Typed access to a request's members, throwing `badRequest` on a mistyped one.
-private struct RequestArguments {
+struct RequestArguments {
     let members: [String: JSONValue]
 
     init(_ members: [String: JSONValue]) { self.members = members }

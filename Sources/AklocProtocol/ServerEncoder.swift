@@ -150,6 +150,13 @@ public enum ServerEncoder {
             writer.number(longitude)
             writer.byte(UInt8(ascii: "}"))
         case .time(let time): writer.time(time)
+        case .names(let names):
+            writer.byte(UInt8(ascii: "["))
+            for (position, name) in names.enumerated() {
+                if position > 0 { writer.byte(UInt8(ascii: ",")) }
+                writer.string(name)
+            }
+            writer.byte(UInt8(ascii: "]"))
         }
     }
 
