@@ -71,7 +71,7 @@ extension Engine {
             return .success(.done)
 
         case .observe(let keyPath, let initial, let old, let requested):
-            if keyPath.revealsPosition, !subscribers[index].authorization.allowsLocation {
+            if keyPath.revealsLocation, !subscribers[index].authorization.allowsLocation {
                 return .failure(notAuthorized(subscribers[index]))
             }
             let policy: ThrottlePolicy
@@ -101,7 +101,7 @@ extension Engine {
             return .success(.done)
 
         case .get(let keyPath):
-            if keyPath.revealsPosition, !subscribers[index].authorization.allowsLocation {
+            if keyPath.revealsLocation, !subscribers[index].authorization.allowsLocation {
                 return .failure(notAuthorized(subscribers[index]))
             }
             return .success(.value(currentValue(keyPath, for: subscribers[index])))

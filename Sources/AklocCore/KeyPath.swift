@@ -47,7 +47,7 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether its value tells where the device is, so it needs the same
     /// authorization as `myLocation` (DESIGN §9).
-    public var revealsPosition: Bool { isLocation || root == .regions }
+    public var revealsLocation: Bool { isLocation || root == .regions }
 
     public var description: String {
         member.map { "\(root.rawValue).\($0.rawValue)" } ?? root.rawValue
