@@ -85,6 +85,11 @@ extension Daemon {
             log(.error, "\(error)")
             return .failure(ProtocolError(.storageFailed, "\(error); nothing was changed"))
         }
+        // A deleted or changed place leaves `regions` at once (the engine
+        // sends only real changes).
+        for (id, watch) in places.watches.sorted(by: { $0.key < $1.key }) {
+            run(.regionsChanged(id, watch.monitor.inside))
+        }
         if shared { publishWaypoints() }
         return .success(())
     }

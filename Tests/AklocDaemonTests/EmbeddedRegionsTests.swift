@@ -83,4 +83,25 @@ import Testing
         #expect(names(after[0]).isEmpty)
         #expect(!daemon.source.watching)
     }
+
+    @Test func deletingThePlaceYouAreInLeavesRegionsWithoutAnExit() throws {
+        let daemon = try EmbeddedDaemon()
+        defer { daemon.stop() }
+        daemon.emit(.connected(name: "manual://test"))
+        let walker = daemon.connect(uid: 0)
+        _ = daemon.receive(walker)
+        daemon.send(
+            #"{"id":1,"op":"savePlace","name":"Gate","coordinate":{"latitude":50,"longitude":10},"radius":50}"#,
+            from: walker)
+        daemon.send(#"{"id":2,"op":"startMonitoring"}"#, from: walker)
+        daemon.send(#"{"id":3,"op":"observe","keyPath":"regions"}"#, from: walker)
+        _ = daemon.receive(walker)
+        let inside = walk(daemon, [walker], steps: -6...0)
+        #expect(names(inside[0]) == ["didEnterRegion"])
+        daemon.send(#"{"id":4,"op":"deletePlace","name":"Gate"}"#, from: walker)
+        let deleted = daemon.receive(walker)
+        #expect(deleted.compactMap { $0["new"] as? [String] } == [[]], "\(deleted)")
+        #expect(names(deleted).isEmpty, "a deleted place is dropped without an event")
+        #expect(deleted.contains { $0["id"] as? Int == 4 && $0["ok"] as? Bool == true })
+    }
 }
