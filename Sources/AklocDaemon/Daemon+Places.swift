@@ -7,26 +7,55 @@ extension Daemon {
     /// The saved-place and region ops (DESIGN §9). Each is answered here, at
     /// once; a change is acknowledged only once it is on disk.
     func handle(_ request: PlacesRequest, id: RequestID?, from client: ClientConnection) {
-        let result: Result<JSONValue, ProtocolError>
+        let result: Result<Reply, ProtocolError>
         switch request {
-        case .savePlace(let draft): result = savePlace(draft, for: client)
-        case .places:
-            result = .success(
-                .object(["places": .array(places.places.visible(to: client.credentials.uid).map(\.json))]))
-        case .deletePlace(let name): result = deletePlace(name, for: client)
-        case .startMonitoring(let names): result = startMonitoring(names, for: client)
-        case .stopMonitoring(let names): result = stopMonitoring(names, for: client)
+        case .savePlace(let draft): result = savePlace(draft, for: client).map(Reply.place)
+        case .places: result = .success(.places(places.places.visible(to: client.credentials.uid)))
+        case .deletePlace(let name): result = deletePlace(name, for: client).map { .done }
+        case .startMonitoring(let names): result = startMonitoring(names, for: client).map(Reply.names)
+        case .stopMonitoring(let names): result = stopMonitoring(names, for: client).map(Reply.names)
         }
         let bytes: [UInt8]
         switch result {
-        case .success(let value): bytes = ServerEncoder.reply(id: id, result: value)
+        case .success(let reply): bytes = ServerEncoder.reply(id: id) { reply.write(to: &$0) }
         case .failure(let error): bytes = ServerEncoder.reply(id: id, error: error)
         }
         if case .failure(let error) = result, error.code == .badRequest { counters.badRequests += 1 }
         if let departure = deliver(bytes, to: client) { depart(client.id, departure) }
     }
 
-    private func savePlace(_ draft: PlaceDraft, for client: ClientConnection) -> Result<JSONValue, ProtocolError> {
+    /// What a places op answers: `{"place":…}`, `{"places":[…]}`, `null` or
+    /// `{"places":[names]}`.
+    enum Reply {
+        case place(SavedPlace)
+        case places([SavedPlace])
+        case done
+        case names([String])
+
+        func write(to writer: inout JSONWriter) {
+            switch self {
+            case .place(let place):
+                writer.raw("{\"place\":")
+                place.write(to: &writer)
+                writer.byte(UInt8(ascii: "}"))
+            case .places(let places):
+                writer.raw("{\"places\":[")
+                for (index, place) in places.enumerated() {
+                    if index > 0 { writer.byte(UInt8(ascii: ",")) }
+                    place.write(to: &writer)
+                }
+                writer.raw("]}")
+            case .done:
+                writer.raw("null")
+            case .names(let names):
+                writer.raw("{\"places\":")
+                writer.value(.array(names.map(JSONValue.string)))
+                writer.byte(UInt8(ascii: "}"))
+            }
+        }
+    }
+
+    private func savePlace(_ draft: PlaceDraft, for client: ClientConnection) -> Result<SavedPlace, ProtocolError> {
         if draft.shared, !client.isAdmin {
             return .failure(
                 ProtocolError(
@@ -61,16 +90,16 @@ extension Daemon {
         return commitPlaces(
             changed, owner: client.credentials.uid, shared: draft.shared || wasShared(place, in: places.places)
         )
-        .map { .object(["place": place.json]) }
+        .map { place }
     }
 
-    private func deletePlace(_ name: String, for client: ClientConnection) -> Result<JSONValue, ProtocolError> {
+    private func deletePlace(_ name: String, for client: ClientConnection) -> Result<Void, ProtocolError> {
         var changed = places.places
         guard let removed = changed.remove(name: name, owner: client.credentials.uid) else {
             let shown = name.unicodeScalars.count > 64 ? String(name.prefix(64)) + "…" : name
             return .failure(ProtocolError(.notFound, "no saved place \"\(shown)\" of uid \(client.credentials.uid)"))
         }
-        return commitPlaces(changed, owner: client.credentials.uid, shared: removed.shared).map { .null }
+        return commitPlaces(changed, owner: client.credentials.uid, shared: removed.shared)
     }
 
     private func wasShared(_ place: SavedPlace, in saved: SavedPlaces) -> Bool {
@@ -94,7 +123,7 @@ extension Daemon {
         return .success(())
     }
 
-    private func startMonitoring(_ names: [String]?, for client: ClientConnection) -> Result<JSONValue, ProtocolError> {
+    private func startMonitoring(_ names: [String]?, for client: ClientConnection) -> Result<[String], ProtocolError> {
         guard engine.authorizationStatus(of: client.id)?.allowsLocation == true else {
             let status = engine.authorizationStatus(of: client.id)?.rawValue ?? "notDetermined"
             return .failure(ProtocolError(.notAuthorized, "monitoring regions needs authorization (status \(status))"))
@@ -116,12 +145,12 @@ extension Daemon {
         places.resolve(&watch)
         places.watches[client.id] = watch
         run(.monitoringChanged(client.id, true))
-        return .success(.object(["places": .array(watch.monitor.regionNames.map(JSONValue.string))]))
+        return .success(watch.monitor.regionNames)
     }
 
-    private func stopMonitoring(_ names: [String]?, for client: ClientConnection) -> Result<JSONValue, ProtocolError> {
+    private func stopMonitoring(_ names: [String]?, for client: ClientConnection) -> Result<[String], ProtocolError> {
         guard var watch = places.watches[client.id] else {
-            return .success(.object(["places": .array([])]))
+            return .success([])
         }
         if let names {
             let current = watch.names ?? Set(watch.monitor.regionNames)
@@ -133,11 +162,11 @@ extension Daemon {
         if watch.names?.isEmpty == true {
             places.watches[client.id] = nil
             run(.monitoringChanged(client.id, false))
-            return .success(.object(["places": .array([])]))
+            return .success([])
         }
         places.watches[client.id] = watch
         run(.regionsChanged(client.id, watch.monitor.inside))
-        return .success(.object(["places": .array(watch.monitor.regionNames.map(JSONValue.string))]))
+        return .success(watch.monitor.regionNames)
     }
 
     /// After a step that delivered an epoch: each monitor whose subscriber
@@ -181,7 +210,7 @@ extension Daemon {
         writer.string(name)
         writer.raw(",\"place\":")
         if let place = watch.placesByName[region.name] {
-            writer.value(place.json)
+            place.write(to: &writer)
         } else {
             writer.value(.object(["name": .string(region.name)]))
         }

@@ -97,16 +97,20 @@ struct SavedPlaceStore: Sendable {
         }
     }
 
-    /// `{"version":1,"owner":uid,"places":[…]}`, pretty-printed for the
-    /// administrator who looks; each place in its wire form.
+    /// `{"version":1,"owner":uid,"places":[…]}`, one place a line for the
+    /// administrator who looks, each in its wire form.
     static func encode(_ places: [SavedPlace], owner: UInt32) -> [UInt8] {
-        var writer = JSONWriter(capacity: 256 * places.count + 64)
-        writer.prettyValue(
-            .object([
-                "version": .int(Int64(formatVersion)), "owner": .int(Int64(owner)),
-                "places": .array(places.map(\.json)),
-            ]))
-        writer.byte(0x0A)
+        var writer = JSONWriter(capacity: 200 * places.count + 64)
+        writer.raw("{\"version\":")
+        writer.integer(Int64(formatVersion))
+        writer.raw(",\"owner\":")
+        writer.integer(Int64(owner))
+        writer.raw(",\"places\":[")
+        for (index, place) in places.enumerated() {
+            writer.raw(index == 0 ? "\n" : ",\n")
+            place.write(to: &writer)
+        }
+        writer.raw("\n]}\n")
         return writer.bytes
     }
 

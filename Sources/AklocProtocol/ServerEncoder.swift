@@ -97,6 +97,15 @@ public enum ServerEncoder {
         return writer.bytes
     }
 
+    /// A successful reply whose result `write` writes (one JSON value).
+    public static func reply(id: RequestID?, writing write: (inout JSONWriter) -> Void) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        writeReplyHead(id: id, to: &writer)
+        write(&writer)
+        writer.raw("}\n")
+        return writer.bytes
+    }
+
     /// The `status` reply.
     public static func reply(id: RequestID?, status: DaemonStatus) -> [UInt8] {
         var writer = JSONWriter(capacity: 1024)

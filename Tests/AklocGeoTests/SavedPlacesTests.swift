@@ -89,12 +89,16 @@ import Testing
             name: "Café \"Zuid\"", coordinate: here, radius: 12.5, owner: 1000, createdAt: t0, note: "line\u{2028}two",
             shared: true)
         var writer = JSONWriter()
-        writer.value(original.json)
+        original.write(to: &writer)
         let parsed = try JSONValue.parse(writer.bytes).get()
         #expect(try SavedPlace(json: parsed) == original)
+        // Members in sorted order, as JSONWriter writes any object.
+        var sorted = JSONWriter()
+        sorted.value(parsed)
+        #expect(sorted.bytes == writer.bytes)
 
         func refused(_ change: (inout [String: JSONValue]) -> Void) -> String? {
-            var members = original.json.objectValue!
+            var members = parsed.objectValue!
             change(&members)
             do {
                 _ = try SavedPlace(json: .object(members))
