@@ -74,7 +74,7 @@ struct LocationDerivation: Sendable {
     }
 
     private static func time(of fix: Location) -> Int64? {
-        (fix.timestamp ?? fix.receivedAt)?.secondsSince1970
+        (fix.receivedAt ?? fix.timestamp)?.secondsSince1970
     }
 }
 

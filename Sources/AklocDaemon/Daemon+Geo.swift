@@ -37,16 +37,15 @@ extension Daemon {
         switch request {
         case .reverseGeocode(let coordinate):
             let point: Coordinate
-            let time: FixTime
+            // The zone's offset now (DESIGN §9), whatever the fix's age.
+            let time = clock.wallNow()
             if let coordinate {
                 point = Coordinate(latitude: coordinate.latitude, longitude: coordinate.longitude)
-                time = clock.wallNow()
             } else {
                 guard let fix = try currentFix(for: id) else {
                     throw ProtocolError(.unavailable, "no current fix; give a \"coordinate\"")
                 }
                 point = Coordinate(latitude: fix.latitude, longitude: fix.longitude)
-                time = fix.timestamp ?? clock.wallNow()
             }
             let description = try geo.describe(point, at: time)
             return ["placemark": GeoWire.placemark(description.placemark, timeZone: description.timeZone)]

@@ -11,8 +11,9 @@ struct GeoDescriber: LocationDescriber {
 
     func describe(_ location: Location) -> DerivedValues {
         let point = Coordinate(latitude: location.latitude, longitude: location.longitude)
-        // The zone's offset at the fix's own time (a replay of last winter says CET).
-        guard let time = location.timestamp ?? location.receivedAt,
+        // The zone's offset now (DESIGN §9): when aklocd received the fix. Not
+        // the fix's own time, which gpsd guesses before the receiver sends a date.
+        guard let time = location.receivedAt ?? location.timestamp,
             let description = try? lookups.describe(point, at: time.secondsSince1970, rules: timeZones.rules)
         else { return DerivedValues() }
         let values = GeoWire.keyPathValues(description)

@@ -17,7 +17,7 @@ struct PlaceNamer {
     mutating func note(
         for location: JSONValue, _ connection: DaemonConnection,
         backlog: inout [([UInt8], String, [String: JSONValue])]
-    ) throws(CLIError) -> String? {
+    ) -> String? {
         guard !disabled, let latitude = location["latitude"]?.doubleValue,
             let longitude = location["longitude"]?.doubleValue
         else { return nil }
@@ -28,24 +28,28 @@ struct PlaceNamer {
         {
             return last.note
         }
-        let id = try connection.send(
-            op: "reverseGeocode", ["coordinate": ["latitude": .double(latitude), "longitude": .double(longitude)]])
-        while let (line, message) = try connection.nextMessage() {
-            switch message {
-            case .reply(let replyID, let result) where replyID == id:
-                guard case .success(let value) = result else {
-                    disabled = true
-                    return nil
+        // A daemon that cannot answer (gone, no geo data) only costs the note:
+        // the watch goes on and reports a closed connection itself.
+        do throws(CLIError) {
+            let id = try connection.send(
+                op: "reverseGeocode", ["coordinate": ["latitude": .double(latitude), "longitude": .double(longitude)]])
+            while let (line, message) = try connection.nextMessage() {
+                switch message {
+                case .reply(let replyID, let result) where replyID == id:
+                    guard case .success(let value) = result else { break }
+                    let note = value["placemark"]?["locality"]?.stringValue.map { "near \($0)" }
+                    last = (latitude, longitude, note)
+                    return note
+                case .event(let name, let fields):
+                    backlog.append((line, name, fields))
+                    continue
+                case .reply, .hello:
+                    continue
                 }
-                let note = value["placemark"]?["locality"]?.stringValue.map { "near \($0)" }
-                last = (latitude, longitude, note)
-                return note
-            case .event(let name, let fields):
-                backlog.append((line, name, fields))
-            case .reply, .hello:
-                continue
+                break
             }
-        }
-        throw .unreachable("aklocd closed the connection")
+        } catch {}
+        disabled = true
+        return nil
     }
 }

@@ -106,7 +106,7 @@ struct WatchCommand: Command {
             }
             guard var text = Formatting.eventLine(name: name, fields: fields) else { return }
             let location = fields["location"] ?? (fields["new"]?["latitude"] != nil ? fields["new"] : nil)
-            if let location, let note = try namer.note(for: location, connection, backlog: &backlog) {
+            if let location, let note = namer.note(for: location, connection, backlog: &backlog) {
                 text += "  \(note)"
             }
             Output.line(text)
