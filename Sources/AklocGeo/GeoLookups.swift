@@ -33,7 +33,8 @@ public struct GeoLookups: Sendable {
     }
 
     /// The placemark of `point`: the nearest place in the country that
-    /// contains it (the nearest anywhere when no country does), the country,
+    /// contains it (the nearest anywhere when no country does, without a
+    /// country), the country,
     /// and the zone's local time at `unixSeconds`. `field` names the request
     /// member in a `GeoQueryError` for coordinates out of range.
     public func describe(
@@ -44,6 +45,13 @@ public struct GeoLookups: Sendable {
         let country = match.flatMap { countries.country(alpha2: $0.code) }
         var placemark = try gazetteer.placemark(
             at: point, country: match.map { ($0.code, country?.name) })
+        if match == nil {
+            // At sea beyond every 12-mile limit: the nearest place still says
+            // where the point is ("1274 km N of Praia da Vitória"), but the
+            // point is in no country, the place's included.
+            placemark.isoCountryCode = nil
+            placemark.country = nil
+        }
         let zone = try zones.zone(at: point, field: field) ?? placemark.timeZone
         placemark.timeZone = zone
         let timeZone = zone.flatMap { identifier in
