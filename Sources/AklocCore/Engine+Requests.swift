@@ -87,7 +87,7 @@ extension Engine {
                 subscribers[index].observations.append(
                     .init(
                         keyPath: keyPath, sendsOld: old,
-                        throttle: keyPath.root == .myLocation ? Throttle(policy: policy) : nil,
+                        throttle: keyPath.root == .myLocation || keyPath.isDerived ? Throttle(policy: policy) : nil,
                         lastValue: current))
             }
             if initial { step.events.append(.send([id], .change(keyPath: keyPath, new: current, old: nil))) }

@@ -9,6 +9,10 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
         case authorizationStatus
         case state
         case source
+        /// Derived from `myLocation` by the geo lookups (docs/places.md).
+        case myPlacemark
+        case country
+        case timeZone
         /// Names of the monitored saved places the fix is inside (DESIGN §9),
         /// set by the shell's region monitor (`Input.regionsChanged`).
         case regions
@@ -45,9 +49,13 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
     /// Whether values of this path are locations (throttled per policy for `myLocation`).
     public var isLocation: Bool { root == .myLocation || root == .rawLocation }
 
-    /// Whether its value tells where the device is, so it needs the same
-    /// authorization as `myLocation` (DESIGN §9).
-    public var revealsLocation: Bool { isLocation || root == .regions }
+    /// Whether values of this path are derived from `myLocation` (its
+    /// policy, its authorization), changing only when the derived value does.
+    public var isDerived: Bool { root == .myPlacemark || root == .country || root == .timeZone }
+
+    /// Whether the path reveals the position: `myLocation`'s authorization
+    /// applies (`regions` too: the places the fix is inside, DESIGN §9).
+    public var revealsLocation: Bool { isLocation || isDerived || root == .regions }
 
     public var description: String {
         member.map { "\(root.rawValue).\($0.rawValue)" } ?? root.rawValue
@@ -62,6 +70,9 @@ public enum KeyPathValue: Hashable, Sendable {
     case location(Location)
     case coordinate(latitude: Double, longitude: Double)
     case time(FixTime)
+    /// A value already in JSON (a placemark, country or time zone object
+    /// from the geo lookups: AklocCore knows no JSON); compared by its bytes.
+    case json([UInt8])
     /// A JSON array of strings (`regions`).
     case names([String])
 }

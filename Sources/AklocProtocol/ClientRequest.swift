@@ -38,6 +38,8 @@ public struct ClientRequest: Sendable, Equatable {
         case reload
         /// Admin: rewrite the rule for `subject` (a user name or `@group`) and reload.
         case authorize(subject: String, rule: AuthorizationRule)
+        /// Places, countries and time zones (GeoRequest.swift).
+        case geo(GeoRequest)
         /// Saved places and regions (DESIGN §9), answered by the shell.
         case places(PlacesRequest)
 
@@ -47,6 +49,7 @@ public struct ClientRequest: Sendable, Equatable {
             case .status: "status"
             case .reload: "reload"
             case .authorize: "authorize"
+            case .geo(let request): request.name
             case .places(let request): request.name
             case .engine(let request):
                 switch request {
@@ -77,6 +80,7 @@ public struct ClientRequest: Sendable, Equatable {
             case (.status, .status), (.reload, .reload): true
             case (.authorize(let s1, let r1), .authorize(let s2, let r2)): s1 == s2 && r1 == r2
             case (.engine(let a), .engine(let b)): sameRequest(a, b)
+            case (.geo(let a), .geo(let b)): a == b
             case (.places(let a), .places(let b)): a == b
             default: false
             }
@@ -88,6 +92,7 @@ public struct ClientRequest: Sendable, Equatable {
         [
             "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
             "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
+            "reverseGeocode", "searchPlaces", "countries",
         ] + PlacesRequest.operationNames
 
     /// `requestLocation` waits this long when the request names no `timeout`.
@@ -139,6 +144,8 @@ extension ClientRequest {
             writer.string(subject)
             writer.raw(",\"status\":")
             writer.string(rule.rawValue)
+        case .geo(let request):
+            request.write(to: &writer)
         case .places(let request):
             request.write(to: &writer)
         case .engine(let request):

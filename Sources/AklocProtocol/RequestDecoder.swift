@@ -135,6 +135,8 @@ extension ClientRequest {
                 throw ProtocolError(.badRequest, "\"status\" must be \"always\", \"whenInUse\" or \"deny\"")
             }
             return .authorize(subject: subject, rule: rule)
+        case "reverseGeocode", "searchPlaces", "countries":
+            return .geo(try GeoRequest.decode(op: op, args.members))
         case _ where PlacesRequest.operationNames.contains(op):
             return .places(try PlacesRequest.decode(op: op, members: args.members))
         default:

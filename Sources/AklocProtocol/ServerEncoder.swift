@@ -159,6 +159,7 @@ public enum ServerEncoder {
             writer.number(longitude)
             writer.byte(UInt8(ascii: "}"))
         case .time(let time): writer.time(time)
+        case .json(let bytes): writer.bytes += bytes
         case .names(let names):
             writer.byte(UInt8(ascii: "["))
             for (position, name) in names.enumerated() {
@@ -220,7 +221,7 @@ extension Engine.Event {
         case .didUpdateLocation(_, let afterTimeInterval):
             afterTimeInterval == nil ? "didUpdateLocation/epoch" : "didUpdateLocation"
         case .change(let keyPath, _, _):
-            keyPath.isLocation ? "change/\(keyPath)" : nil
+            keyPath.revealsLocation ? "change/\(keyPath)" : nil
         case .didGetFirstLocation, .didGetError, .didGetNotification:
             nil
         }
