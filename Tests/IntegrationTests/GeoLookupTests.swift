@@ -91,6 +91,15 @@ struct GeoLookupTests {
         #expect(named.count >= 3, "watch --human printed: \(watch.stdout()) \(watch.stderr())")
         watch.signal(SIGINT)
         #expect(watch.waitForExit(timeout: 10) == 0)
+        let derived = try TestProcess(Binaries.akloc, socket + ["watch", "country", "myPlacemark", "--human"])
+        defer { derived.kill() }
+        let lines = CLIAgainstDaemonTests.lines(of: derived, count: 2) {
+            $0.hasSuffix("country = 🇳🇱 Netherlands [NL NLD 528], calling code +31")
+                || $0.contains("myPlacemark = ") && $0.hasSuffix(", North Holland, Netherlands")
+        }
+        #expect(lines.count >= 2, "watch country myPlacemark --human printed: \(derived.stdout())")
+        derived.signal(SIGINT)
+        _ = derived.waitForExit(timeout: 10)
         #expect(try client.request("status").ok == true)
     }
 
