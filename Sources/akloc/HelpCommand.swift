@@ -1,4 +1,5 @@
 import AklocProtocol
+
 /// `akloc help [COMMAND]`
 struct HelpCommand: Command {
     static let name = "help"

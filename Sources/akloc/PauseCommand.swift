@@ -1,4 +1,5 @@
 import AklocProtocol
+
 /// `akloc pause`
 struct PauseCommand: Command {
     static let name = "pause"

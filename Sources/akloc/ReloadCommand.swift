@@ -1,4 +1,5 @@
 import AklocProtocol
+
 /// `akloc reload`
 struct ReloadCommand: Command {
     static let name = "reload"

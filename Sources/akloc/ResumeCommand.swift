@@ -1,4 +1,5 @@
 import AklocProtocol
+
 /// `akloc resume`
 struct ResumeCommand: Command {
     static let name = "resume"
