@@ -1,5 +1,4 @@
 import AklocProtocol
-
 /// `akloc help [COMMAND]`
 struct HelpCommand: Command {
     static let name = "help"

@@ -1,5 +1,4 @@
 import AklocProtocol
-
 /// `akloc pause`
 struct PauseCommand: Command {
     static let name = "pause"

@@ -1,5 +1,4 @@
 import AklocProtocol
-
 /// `akloc reload`
 struct ReloadCommand: Command {
     static let name = "reload"

@@ -1,5 +1,4 @@
 import AklocProtocol
-
 /// `akloc resume`
 struct ResumeCommand: Command {
     static let name = "resume"
