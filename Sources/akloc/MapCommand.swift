@@ -11,7 +11,7 @@ struct MapCommand: Command {
     static let usage =
         "map [--listen ADDR:PORT] [--output FILE.html] [--open] [--since 24h|DATE] [--tiles URL-TEMPLATE] "
         + "[--marker-image PATH] [--place-image NAME=PATH]… [--theme light|dark|auto] [--callout-template FILE] "
-        + "[--data-dir DIR] [--leaflet-dir DIR]"
+        + "[--data-dir DIR] [--leaflet-dir DIR] [--request-timeout S]"
     static let details = """
         Serves the map on http://127.0.0.1:8947/ until interrupted: the track (of the last 24 h),
         saved places, and the current position with its accuracy circle, updated live. Nothing
@@ -34,6 +34,8 @@ struct MapCommand: Command {
                                  {{placemark}} or {{name}} {{note}} {{distance}}, HTML-escaped
           --data-dir DIR         where borders.bin is (default /usr/share/akloc, as aklocd's [geo] data-dir)
           --leaflet-dir DIR      Leaflet's directory (default /usr/share/javascript/leaflet)
+          --request-timeout S    a request head must arrive whole within S seconds (default 10);
+                                 slower clients get 408 and are closed
         """
     static let defaultListen = "127.0.0.1:8947"
     static let defaultDataDirectory = "/usr/share/akloc"
@@ -50,6 +52,7 @@ struct MapCommand: Command {
     var calloutTemplate: String?
     var dataDirectory: String
     var leafletDirectory: String
+    var requestTimeout: Double
 
     init(arguments: [String]) throws(CLIError) {
         // --place-image repeats; the scanner keeps one value per option, so it is taken out first.
@@ -80,7 +83,7 @@ struct MapCommand: Command {
             rest,
             options: [
                 "--listen", "--output", "--since", "--tiles", "--marker-image", "--theme", "--callout-template",
-                "--data-dir", "--leaflet-dir",
+                "--data-dir", "--leaflet-dir", "--request-timeout",
             ],
             flags: ["--open"])
         guard scanner.positionals.isEmpty else { throw .usage("map takes no arguments: '\(scanner.positionals[0])'") }
@@ -99,6 +102,7 @@ struct MapCommand: Command {
         calloutTemplate = scanner.value("--callout-template")
         dataDirectory = scanner.value("--data-dir") ?? Self.defaultDataDirectory
         leafletDirectory = scanner.value("--leaflet-dir") ?? MapPage.defaultLeafletDirectory
+        requestTimeout = try scanner.number("--request-timeout", unit: "seconds", allowZero: false) ?? 10
     }
 
     func validate() throws(CLIError) {
@@ -234,8 +238,11 @@ struct MapCommand: Command {
         let imageSources = tiles.flatMap(Self.origin) ?? ""
         let box = ServerBox()
         let link = MapDaemonLink(socketPath: context.socketPath) { bytes in box.server?.broadcast(bytes) }
+        var limits = MapServer.Limits()
+        limits.headTimeout = requestTimeout
         let server = MapServer(
-            listener: listener, imageSources: imageSources, router: routes.route, initialEvents: { link.currentEvents })
+            listener: listener, limits: limits, imageSources: imageSources, router: routes.route,
+            initialEvents: { link.currentEvents })
         box.server = server
         server.start()
         link.start()

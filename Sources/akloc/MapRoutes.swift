@@ -40,6 +40,7 @@ struct MapRoutes: Sendable {
         let data = self.data
         switch head.path {
         case "/events": return .eventStream
+        case "/health.json": return .health
         case "/track.geojson":
             return .deferred { complete in complete(Self.geoJSON(data.track())) }
         case "/places.geojson":

@@ -1,3 +1,4 @@
+import AklocJSON
 import AklocPosix
 import Dispatch
 
@@ -28,6 +29,8 @@ final class MapServer: @unchecked Sendable {
         case response(HTTPResponse)
         /// An `/events` stream: the head, then `initialEvents()`, then every broadcast.
         case eventStream
+        /// `{"connections":N,"streams":N}`: what the server holds now.
+        case health
         /// Answered later, off the queue (data fetched from aklocd): the
         /// closure gets a completion to call from any thread.
         case deferred(@Sendable (_ complete: @escaping @Sendable (HTTPResponse) -> Void) -> Void)
@@ -74,7 +77,7 @@ final class MapServer: @unchecked Sendable {
         }
     }
 
-    /// The open event streams (for `--verbose` and the tests' logs).
+    /// The open event streams.
     var streamCount: Int {
         dispatchPrecondition(condition: .onQueue(queue))
         return connections.values.filter(\.isStreaming).count
@@ -185,6 +188,10 @@ final class MapServer: @unchecked Sendable {
         case .response(let response):
             connection.state = .responding(deadline: now + limits.writeTimeout)
             send(response, on: connection)
+        case .health:
+            let body: JSONValue = ["connections": .int(Int64(connections.count)), "streams": .int(Int64(streamCount))]
+            connection.state = .responding(deadline: now + limits.writeTimeout)
+            send(HTTPResponse(status: 200, contentType: "application/json", body: body.jsonBytes), on: connection)
         case .eventStream:
             connection.state = .streaming(stalledSince: nil)
             enqueue(HTTPResponse.eventStreamHead(imageSources: imageSources) + initialEvents(), on: connection)
