@@ -54,7 +54,7 @@ final class MapDaemonLink: Sendable {
             // Fast enough to follow a moving boat, as the daemon's throttle allows.
             let policy: JSONValue = ["minInterval": 1, "maxInterval": 60]
             _ = try connection.call(
-                op: "observe", ["keyPath": "myLocation", "options": ["initial": true], "policy": policy])
+                op: "observe", ["keyPath": "myLocation", "options": ["initial"], "policy": policy])
         } catch {
             setStatus(["connected": false, "reason": .string(error.message)])
             return

@@ -23,6 +23,7 @@
   const state = {
     following: true, location: null, placemark: null, trackPoints: 0, callout: null, connected: false,
   };
+  state.map = map;
   window.akloc = state;  // the browser tests read what the page drew
 
   // Base layer: country outlines over a plain sea; a tile layer only when asked.
@@ -120,6 +121,12 @@
     return isNaN(date) ? String(value) : date.toLocaleString();
   }
 
+  function formatClock(value) {
+    if (value === undefined || value === null) return "";
+    const date = typeof value === "number" ? new Date(value * 1000) : new Date(value);
+    return isNaN(date) ? "" : date.toLocaleTimeString();
+  }
+
   function distance(lat1, lon1, lat2, lon2) {
     const rad = Math.PI / 180, r = 6371008.8;
     const a = Math.sin(((lat2 - lat1) * rad) / 2) ** 2 +
@@ -144,7 +151,7 @@
     return {
       image: config.images.marker,
       title: place || "My location",
-      subtitle: [fields.time, speed, course, acc].join(" · "),
+      subtitle: [speed, course, acc, formatClock(l.timestamp)].filter(Boolean).join(" · "),
       detail: Object.entries(fields).filter(([, v]) => v).map(([k, v]) => k + ": " + v).join("\n"),
       fields: fields,
     };
