@@ -195,9 +195,19 @@ class MapPageTests(unittest.TestCase):
             return received
 
     def track_point_count(self) -> int:
-        output = subprocess.run([self.akloc, "--socket", self.replay.socket, "track", "--format", "ndjson"],
-                                capture_output=True, check=True, timeout=30).stdout
-        return len([line for line in output.splitlines() if line.strip()])
+        """What `akloc track` gives (its NDJSON lines), or the op's pages when the CLI has no track command."""
+        cli = subprocess.run([self.akloc, "--socket", self.replay.socket, "track", "--format", "ndjson"],
+                             capture_output=True, timeout=30)
+        if cli.returncode == 0:
+            return len([line for line in cli.stdout.splitlines() if line.strip()])
+        total, arguments = 0, {}
+        while True:
+            ok, result = daemon_call(self.replay.socket, "track", **arguments)
+            self.assertTrue(ok, result)
+            total += len(result["points"])
+            if not result.get("next") or not result["points"]:
+                return total
+            arguments = {"after": result["next"]}
 
     # MARK: the live page
 
@@ -247,6 +257,8 @@ class MapPageTests(unittest.TestCase):
             self.assertTrue(place.get_attribute("src").endswith("/images/place/0"))
             self.assertEqual(self.driver.execute_script("return arguments[0].naturalWidth", place), 32)
         self.screenshot("live.png")
+        self.driver.execute_script("window.akloc.following = false; window.akloc.map.setZoom(6, {animate: false})")
+        self.screenshot("overview.png")
         self.assertEqual(self.severe_console_entries(), [])
 
     def test_2_callout_as_mapviewplus_draws_it(self) -> None:
@@ -259,17 +271,17 @@ class MapPageTests(unittest.TestCase):
         self.assertEqual(size, [300, 60])
         image = self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-image")
         self.assertEqual([image.size["width"], image.size["height"]], [44, 44])
-        subtitle = self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-subtitle").text
-        location = self.driver.execute_script("return window.akloc.location")
+        # Read together: a fix arriving in between would change both.
+        subtitle, title, location, placemark = self.driver.execute_script(
+            "return [document.querySelector('.akloc-callout-subtitle').textContent,"
+            " document.querySelector('.akloc-callout-title').textContent, window.akloc.location, window.akloc.placemark]")
         self.assertIn("%.1f km/h" % (location["speed"] * 3.6), subtitle)
         self.assertIn("%d°" % round(location["course"]), subtitle)
         if "horizontalAccuracy" in location:
             self.assertIn("±%d m" % round(location["horizontalAccuracy"]), subtitle)
         else:
             self.assertIn("accuracy unknown", subtitle)
-        title = self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-title").text
         if self.ops["reverseGeocode"]:
-            placemark = self.driver.execute_script("return window.akloc.placemark")
             self.assertEqual(title, placemark.get("formattedAddress") or placemark.get("name"))
         else:
             self.assertEqual(title, "My location")
@@ -361,6 +373,23 @@ class MapPageTests(unittest.TestCase):
         self.wait("document.querySelector('.akloc-callout')")
         self.assertEqual(self.severe_console_entries(), [])
         self.screenshot("snapshot.png")
+
+        # A custom callout: the template's fields filled in and escaped, the anchor and shadow kept.
+        template = os.path.join(self.directory, "callout.html")
+        with open(template, "w") as file:
+            file.write('<div class="mine"><b>{{title}}</b> <i>{{speed}}</i> [{{nosuch}}] {{latitude}}</div>')
+        subprocess.run([self.akloc, "--socket", self.replay.socket, "map", "--output", output,
+                        "--data-dir", os.path.join(REPOSITORY, "data"), "--callout-template", template],
+                       check=True, capture_output=True, timeout=60)
+        self.open_page("file://" + output)
+        self.wait("window.akloc.location")
+        self.driver.find_element(By.CSS_SELECTOR, ".akloc-position").click()
+        mine = self.wait("document.querySelector('.akloc-callout-custom .mine')")
+        location = self.driver.execute_script("return window.akloc.location")
+        self.assertEqual(mine.text, "My location %.1f km/h [] %.5f" % (location["speed"] * 3.6, location["latitude"]))
+        self.assertIsNone(self.driver.execute_script("return document.querySelector('.akloc-callout')"))
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, ".akloc-callout-and-anchor svg.akloc-anchor")), 1)
+        self.assertEqual(self.severe_console_entries(), [])
 
     def test_5_bad_requests_leave_the_page_working(self) -> None:
         self.assertEqual(self.get("/nope")[0], 404)

@@ -225,9 +225,17 @@
     const callout = state.callout;
     const model = callout.modelFor();
     callout.model = model;
-    callout.view.innerHTML = calloutHTML(model) + anchorSVG();
-    const detail = callout.view.querySelector(".akloc-callout-detail");
-    if (detail) detail.addEventListener("click", () => showDetail(model.detail));
+    const title = callout.view.querySelector(".akloc-callout-title");
+    if (title && !config.calloutTemplate) {
+      // A new fix under an open callout: the same view, new text (it stays where the user is looking).
+      title.textContent = model.title;
+      callout.view.querySelector(".akloc-callout-subtitle").textContent = model.subtitle;
+      callout.view.querySelector(".akloc-callout-image").src = model.image;
+    } else {
+      callout.view.innerHTML = calloutHTML(model) + anchorSVG();
+      const detail = callout.view.querySelector(".akloc-callout-detail");
+      if (detail) detail.addEventListener("click", () => showDetail(callout.model.detail));
+    }
     place();
   }
 
