@@ -78,6 +78,8 @@ let package = Package(
         ),
         .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore", "AklocTestSupport"]),
         .testTarget(name: "AklocJSONTests", dependencies: ["AklocJSON"]),
+        // `akloc`'s own parts (the map server's parser and options).
+        .testTarget(name: "AklocCLITests", dependencies: ["akloc"]),
         .testTarget(name: "AklocProtocolTests", dependencies: ["AklocJSON", "AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocGPSDTests", dependencies: ["AklocGPSD", "AklocTestSupport"]),
         .testTarget(name: "AklocPosixTests", dependencies: ["AklocPosix", "AklocTestSupport"]),
