@@ -1,3 +1,4 @@
+import AklocGeo
 import AklocJSON
 import AklocPosix
 import AklocProtocol
@@ -32,13 +33,13 @@ struct MapCommand: Command {
           --callout-template FILE  an HTML fragment for the callout; {{title}}, {{subtitle}}, {{image}},
                                  and per annotation {{time}} {{speed}} {{course}} {{accuracy}}
                                  {{placemark}} or {{name}} {{note}} {{distance}}, HTML-escaped
-          --data-dir DIR         where borders.bin is (default /usr/share/akloc, as aklocd's [geo] data-dir)
+          --data-dir DIR         where borders.bin is (default as aklocd's [geo] data-dir: PREFIX/share/akloc
+                                 of akloc's own PREFIX, then /usr/share/akloc)
           --leaflet-dir DIR      Leaflet's directory (default /usr/share/javascript/leaflet)
           --request-timeout S    a request head must arrive whole within S seconds (default 10);
                                  slower clients get 408 and are closed
         """
     static let defaultListen = "127.0.0.1:8947"
-    static let defaultDataDirectory = "/usr/share/akloc"
 
     var listen: TCPListener.Address
     var listenNamed: Bool
@@ -50,7 +51,7 @@ struct MapCommand: Command {
     var placeImages: [(name: String, path: String)] = []
     var theme: String
     var calloutTemplate: String?
-    var dataDirectory: String
+    var dataDirectory: String?
     var leafletDirectory: String
     var requestTimeout: Double
 
@@ -100,7 +101,7 @@ struct MapCommand: Command {
         markerImage = scanner.value("--marker-image")
         theme = scanner.value("--theme") ?? "auto"
         calloutTemplate = scanner.value("--callout-template")
-        dataDirectory = scanner.value("--data-dir") ?? Self.defaultDataDirectory
+        dataDirectory = scanner.value("--data-dir")
         leafletDirectory = scanner.value("--leaflet-dir") ?? MapPage.defaultLeafletDirectory
         requestTimeout = try scanner.number("--request-timeout", unit: "seconds", allowZero: false) ?? 10
     }
@@ -177,8 +178,14 @@ struct MapCommand: Command {
 
     /// The outlines, or an empty layer saying why (the map still works over the sea).
     private func countries() -> JSONValue {
+        // As aklocd finds its [geo] data-dir: the first candidate that has the file.
+        let candidates = GeoDataDirectory.candidates(
+            explicit: dataDirectory, executable: ProcessEnvironment.executablePath())
+        let path =
+            candidates.map { $0 + "/borders.bin" }.first { (try? FileSystem.status($0)) != nil }
+            ?? candidates[0] + "/borders.bin"
         do {
-            return try MapData.countries(bordersPath: dataDirectory + "/borders.bin")
+            return try MapData.countries(bordersPath: path)
         } catch {
             Output.error("akloc map: \(error.message); drawing no country outlines")
             return MapData.collection([], error: error)

@@ -94,17 +94,17 @@ struct MapData: Sendable {
     /// (holes included: the page fills even-odd), simplified to `tolerance`
     /// degrees (about 2 km): outlines for a map, not for lookups.
     static func countries(bordersPath: String, tolerance: Double = 0.02) throws(CLIError) -> JSONValue {
-        let bytes: [UInt8]
+        let file: MappedFile
         do {
-            bytes = try FileReader.read(bordersPath, limit: 256 << 20)
+            file = try MappedFile(path: bordersPath)
         } catch {
             throw .failure("cannot read \(bordersPath): \(error.message) (see --data-dir)")
         }
         // A Result, not a typed-throws closure: Swift 6.3's IRGen crashes on
-        // the reabstraction thunk withUnsafeBytes needs for the latter.
-        let outcome: Result<[JSONValue], GeoDataReader.Error> = bytes.withUnsafeBytes { raw in
+        // the reabstraction thunk a rethrowing helper needs for the latter.
+        let outcome: Result<[JSONValue], GeoDataReader.Error> = withExtendedLifetime(file) {
             Result { () throws(GeoDataReader.Error) -> [JSONValue] in
-                let index = try PolygonIndex(raw)
+                let index = try PolygonIndex(file.bytes)
                 var features: [JSONValue] = []
                 for (region, code) in index.names.enumerated() {
                     var polygons: [JSONValue] = []
