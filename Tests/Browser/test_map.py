@@ -116,6 +116,8 @@ class MapPageTests(unittest.TestCase):
              "--data-dir", os.path.join(REPOSITORY, "data"), "--request-timeout", "2", "--since", "0",
              "--marker-image", cls.marker_png, "--place-image", "Dock=" + cls.dock_svg],
             stdout=subprocess.PIPE, stderr=cls.server_log, start_new_session=True)
+        cls.cleanups.append(cls.server_log.close)
+        cls.cleanups.append(lambda: cls.server.stdout.close())
         cls.cleanups.append(lambda: _kill_group(cls.server))
         line = cls.server.stdout.readline().decode().strip()
         if not line.startswith("http://"):
