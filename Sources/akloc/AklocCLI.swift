@@ -74,6 +74,7 @@ enum AklocCLI {
             PauseCommand.self, ResumeCommand.self, ReloadCommand.self, AuthorizeCommand.self, HelpCommand.self,
             WhereCommand.self, SearchCommand.self, CountryCommand.self,
             MapCommand.self,
+            PlacesCommand.self,
         ]
     }
 
