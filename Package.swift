@@ -21,11 +21,8 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        .systemLibrary(
-            name: "CMosquitto",
-            pkgConfig: "libmosquitto",
-            providers: [.apt(["libmosquitto-dev"])]
-        ),
+        // Header only: AklocMQTT loads libmosquitto with dlopen when [mqtt] is on.
+        .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // What Glibc's module does not export without _GNU_SOURCE; only AklocPosix imports it.
         .systemLibrary(name: "CPosix"),
         // Pure Swift, but `rounded()` and friends need libm at link time.
