@@ -46,7 +46,7 @@ let package = Package(
         .target(
             name: "AklocDaemon",
             dependencies: [
-                "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT",
+                "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT", "AklocGeo",
             ]
         ),
         // The Swift runtime linked in statically, as the Debian package ships it:
