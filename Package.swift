@@ -46,10 +46,13 @@ let package = Package(
                 "AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocSystemd", "CMosquitto",
             ]
         ),
+        // The track recorder and its journal of days (docs/track.md).
+        .target(name: "AklocTrack", dependencies: ["AklocCore", "AklocPosix", "AklocProtocol"]),
         .target(
             name: "AklocDaemon",
             dependencies: [
                 "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT",
+                "AklocTrack",
             ]
         ),
         .executableTarget(name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"]),
@@ -78,6 +81,7 @@ let package = Package(
         .testTarget(name: "AklocGeoTests", dependencies: ["AklocGeo", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
+        .testTarget(name: "AklocTrackTests", dependencies: ["AklocTrack", "AklocPosix", "AklocTestSupport"]),
         .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocPosix", "AklocTestSupport"]),
         .testTarget(
             name: "AKLocationManagerTests", dependencies: ["AKLocationManager", "AklocTestSupport"]),

@@ -38,6 +38,10 @@ public struct ClientRequest: Sendable, Equatable {
         case reload
         /// Admin: rewrite the rule for `subject` (a user name or `@group`) and reload.
         case authorize(subject: String, rule: AuthorizationRule)
+        /// Recorded track points, a page at a time (`always` clients and admins).
+        case track(TrackQuery)
+        /// Admin: forget the recorded track before a time (all of it when nil).
+        case clearTrack(before: FixTime?)
 
         /// The wire `op` name.
         public var name: String {
@@ -45,6 +49,8 @@ public struct ClientRequest: Sendable, Equatable {
             case .status: "status"
             case .reload: "reload"
             case .authorize: "authorize"
+            case .track: "track"
+            case .clearTrack: "clearTrack"
             case .engine(let request):
                 switch request {
                 case .startUpdatingLocation: "startUpdatingLocation"
@@ -64,7 +70,7 @@ public struct ClientRequest: Sendable, Equatable {
         /// Whether only root or the admin group may send it (DESIGN §2).
         public var isAdmin: Bool {
             switch self {
-            case .reload, .authorize, .engine(.pause), .engine(.resume): true
+            case .reload, .authorize, .clearTrack, .engine(.pause), .engine(.resume): true
             default: false
             }
         }
@@ -74,6 +80,8 @@ public struct ClientRequest: Sendable, Equatable {
             case (.status, .status), (.reload, .reload): true
             case (.authorize(let s1, let r1), .authorize(let s2, let r2)): s1 == s2 && r1 == r2
             case (.engine(let a), .engine(let b)): sameRequest(a, b)
+            case (.track(let a), .track(let b)): a == b
+            case (.clearTrack(let a), .clearTrack(let b)): a == b
             default: false
             }
         }
@@ -83,6 +91,7 @@ public struct ClientRequest: Sendable, Equatable {
     public static let operationNames = [
         "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
         "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
+        "track", "clearTrack",
     ]
 
     /// `requestLocation` waits this long when the request names no `timeout`.
@@ -134,6 +143,13 @@ extension ClientRequest {
             writer.string(subject)
             writer.raw(",\"status\":")
             writer.string(rule.rawValue)
+        case .track(let query):
+            writeTrackQuery(query, to: &writer)
+        case .clearTrack(let before):
+            if let before {
+                writer.raw(",\"before\":")
+                writer.time(before)
+            }
         case .engine(let request):
             switch request {
             case .startUpdatingLocation(let policy, let everyEpoch):
