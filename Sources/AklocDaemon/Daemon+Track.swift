@@ -23,6 +23,15 @@ extension Daemon {
             return
         }
         self.recorder = recorder
+        if logger.minimumLevel == .debug {
+            recorder.onRecord = { point in
+                let location = point.location
+                logger.log(
+                    .debug,
+                    "track recorded segment \(point.segment) at \(location.receivedAt?.iso8601 ?? "?") "
+                        + "\(location.latitude) \(location.longitude)", [:])
+            }
+        }
         trackSyncTimer = clock.makeTimer { [weak self] in
             self?.assumeIsolated { daemon in
                 daemon.recorder?.syncIfDue(at: daemon.clock.now())

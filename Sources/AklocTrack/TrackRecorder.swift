@@ -21,6 +21,9 @@ public final class TrackRecorder {
     /// When the points appended since the last sync must be on the disk.
     public private(set) var syncDue: Instant?
     public private(set) var recorded: UInt64 = 0
+    /// Sees each point once it is in the journal (the daemon logs it at
+    /// debug level, so a test can check every one comes back).
+    public var onRecord: ((TrackPoint) -> Void)?
     private var started = false
     private var failing = false
 
@@ -76,7 +79,10 @@ public final class TrackRecorder {
         var point = point
         if point.location.receivedAt == nil { point.location.receivedAt = wallClock() }
         do {
-            if try store.append(point, now: wallClock()) { recorded += 1 }
+            if try store.append(point, now: wallClock()) {
+                recorded += 1
+                onRecord?(point)
+            }
             if failing {
                 failing = false
                 log(.notice, "track: recording again")
