@@ -19,7 +19,7 @@ struct TrackCommand: Command {
                           or epoch seconds (default: 24 hours before --until)
           --until WHEN    end, in the same forms (default: now)
           --format F      gpx (default), geojson, csv or ndjson
-          -o FILE         write to FILE instead of standard output
+          -o, --output FILE  write to FILE instead of standard output
           --simplify M    Douglas–Peucker simplification, tolerance M metres
 
         Needs an "always" authorization or the admin group (docs/track.md). Times are when
