@@ -40,14 +40,15 @@ DEB_BUILD_PACKAGES := build-essential scdoc debhelper dpkg-dev pkgconf lintian m
 # tests start their own mosquitto brokers (never the packaged service) and
 # make their TLS certificates with openssl. binutils' readelf checks that
 # aklocd links no Foundation (scripts/check-no-foundation.sh). The geo lookups
-# read country names from iso-codes and offsets from tzdata (docs/geodata.md).
+# read country names from iso-codes and offsets from tzdata (docs/geodata.md);
+# GeoLookupTests check the calling codes against python3-phonenumbers.
 # The track export tests read akloc's GPX with gpxpy and gpxinfo, and its
 # GeoJSON with python3-geojson (docs/track.md).
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
-                python3 python3-venv iso-codes tzdata python3-gpxpy gpxinfo python3-geojson \
-                $(DEB_BUILD_PACKAGES)
+                python3 python3-venv iso-codes tzdata python3-phonenumbers \
+                python3-gpxpy gpxinfo python3-geojson $(DEB_BUILD_PACKAGES)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -15,7 +15,7 @@ public enum ConfigParser {
     /// Anything bigger is not a hand-written config file.
     public static let maximumFileSize = 1 << 20
 
-    public static let sections = ["gpsd", "throttle", "authorization", "socket", "mqtt", "track"]
+    public static let sections = ["gpsd", "throttle", "authorization", "socket", "mqtt", "geo", "track"]
 
     /// Upper bound for durations, far beyond any sensible setting but small
     /// enough that nanosecond arithmetic on the monotonic clock cannot overflow.
@@ -89,9 +89,8 @@ public enum ConfigParser {
                 guard ConfigParser.sections.contains(name) else {
                     throw ConfigError(
                         .unknownSection, path: path, line: line.number,
-                        message:
-                            "expected one of \(ConfigParser.sections.map { "[\($0)]" }.joined(separator: ", ")), got [\(name)]"
-                    )
+                        message: "expected one of "
+                            + ConfigParser.sections.map { "[\($0)]" }.joined(separator: ", ") + ", got [\(name)]")
                 }
                 // Reopening a section is allowed; repeating a key is not.
                 section = name
@@ -173,6 +172,8 @@ public enum ConfigParser {
                 try assignMQTT(field)
             case ("track", _):
                 try assignTrack(field)
+            case ("geo", _):
+                try assignGeo(field)
             default:
                 throw ConfigError(
                     .unknownKey, path: path, line: field.line, section: field.section, key: field.key,
@@ -195,6 +196,7 @@ public enum ConfigParser {
             "track": [
                 "enable", "min-interval", "distance", "heartbeat", "retention-days", "max-size", "sync-interval",
             ],
+            "geo": ["data-dir"],
         ]
 
         func checkIntervals() throws(ConfigError) {

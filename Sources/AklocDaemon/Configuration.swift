@@ -17,6 +17,8 @@ public struct Configuration: Hashable, Sendable {
     public var mqtt = MQTTSettings()
     /// `[track]`: the track recorder (docs/track.md).
     public var track = TrackSettings()
+    /// `[geo]`: where the places, borders and time-zone data are (docs/places.md).
+    public var geo = Geo()
 
     public init() {}
 

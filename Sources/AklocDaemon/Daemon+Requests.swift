@@ -19,6 +19,9 @@ extension Daemon {
         switch request.operation {
         case .engine(let engineRequest):
             if request.operation.isAdmin, !client.isAdmin { return refuse(request, client) }
+            if let refusal = geoRefusal(engineRequest) {
+                return answer(request, client, ServerEncoder.reply(id: request.id, error: refusal))
+            }
             let token = nextToken
             nextToken += 1
             pendingRequests[token] = (client.id, request.id)
@@ -36,6 +39,8 @@ extension Daemon {
         case .clearTrack(let before):
             guard client.isAdmin else { return refuse(request, client) }
             answer(request, client, clearTrack(before: before, id: request.id))
+        case .geo(let geoRequest):
+            answer(request, client, geoReply(id: request.id, geoRequest, for: client.id))
         }
     }
 
@@ -57,7 +62,7 @@ extension Daemon {
         }
     }
 
-    private func answer(_ request: ClientRequest, _ client: ClientConnection, _ bytes: [UInt8]) {
+    func answer(_ request: ClientRequest, _ client: ClientConnection, _ bytes: [UInt8]) {
         if let departure = deliver(bytes, to: client) { depart(client.id, departure) }
     }
 }

@@ -42,6 +42,8 @@ public struct ClientRequest: Sendable, Equatable {
         case track(TrackQuery)
         /// Admin: forget the recorded track before a time (all of it when nil).
         case clearTrack(before: FixTime?)
+        /// Places, countries and time zones (GeoRequest.swift).
+        case geo(GeoRequest)
 
         /// The wire `op` name.
         public var name: String {
@@ -51,6 +53,7 @@ public struct ClientRequest: Sendable, Equatable {
             case .authorize: "authorize"
             case .track: "track"
             case .clearTrack: "clearTrack"
+            case .geo(let request): request.name
             case .engine(let request):
                 switch request {
                 case .startUpdatingLocation: "startUpdatingLocation"
@@ -82,6 +85,7 @@ public struct ClientRequest: Sendable, Equatable {
             case (.engine(let a), .engine(let b)): sameRequest(a, b)
             case (.track(let a), .track(let b)): a == b
             case (.clearTrack(let a), .clearTrack(let b)): a == b
+            case (.geo(let a), .geo(let b)): a == b
             default: false
             }
         }
@@ -92,6 +96,7 @@ public struct ClientRequest: Sendable, Equatable {
         "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
         "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
         "track", "clearTrack",
+        "reverseGeocode", "searchPlaces", "countries",
     ]
 
     /// `requestLocation` waits this long when the request names no `timeout`.
@@ -150,6 +155,8 @@ extension ClientRequest {
                 writer.raw(",\"before\":")
                 writer.time(before)
             }
+        case .geo(let request):
+            request.write(to: &writer)
         case .engine(let request):
             switch request {
             case .startUpdatingLocation(let policy, let everyEpoch):
