@@ -70,7 +70,9 @@ let package = Package(
         .target(name: "CBench", path: "bench/CBench"),
         .executableTarget(
             name: "akloc-bench",
-            dependencies: ["AklocCore", "AklocJSON", "AklocProtocol", "AklocGeo", "AklocTestSupport", "CBench"],
+            dependencies: [
+                "AklocCore", "AklocJSON", "AklocProtocol", "AklocGeo", "AklocTrack", "AklocTestSupport", "CBench",
+            ],
             path: "bench/akloc-bench"
         ),
         .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore", "AklocTestSupport"]),

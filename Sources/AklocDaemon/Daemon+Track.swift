@@ -77,8 +77,10 @@ extension Daemon {
                 error: ProtocolError(.unavailable, "no track is recorded ([track] enable = no, or its journal failed)"))
         }
         // Half the hard limit: the page must fit in the client's queue even
-        // if the socket takes none of it at once.
-        switch recorder.reply(to: query, id: id, byteBudget: max(32 << 10, configuration.socket.clientHardLimit / 2)) {
+        // if the socket takes none of it at once; and at most what a client's
+        // line framer takes (the CLI's is 1 MiB).
+        let budget = min(TrackQuery.maxReplyBytes, max(32 << 10, configuration.socket.clientHardLimit / 2))
+        switch recorder.reply(to: query, id: id, byteBudget: budget) {
         case .success(let bytes): return bytes
         case .failure(let error): return ServerEncoder.reply(id: id, error: error)
         }

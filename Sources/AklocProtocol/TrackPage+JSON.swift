@@ -11,14 +11,8 @@ extension TrackPage {
 
         public init(id: RequestID?, capacity: Int = 1 << 16) {
             writer = JSONWriter(capacity: capacity)
-            writer.raw("{\"id\":")
-            switch id {
-            case nil: writer.raw("null")
-            case .int(let value)?: writer.integer(value)
-            case .double(let value)?: writer.number(value)
-            case .string(let value)?: writer.string(value)
-            }
-            writer.raw(",\"ok\":true,\"result\":{\"points\":[")
+            ServerEncoder.writeReplyHead(id: id, to: &writer)
+            writer.raw("{\"points\":[")
         }
 
         public var byteCount: Int { writer.bytes.count }

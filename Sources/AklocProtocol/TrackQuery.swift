@@ -18,6 +18,8 @@ public struct TrackQuery: Hashable, Sendable {
     public static let maxLimit = 100_000
     /// The widest tolerance accepted (more would collapse any track to its ends).
     public static let maxSimplify = 100_000.0
+    /// The most bytes one reply line holds; a page stops short of it (with a `next`).
+    public static let maxReplyBytes = 512 << 10
     /// Seconds before `until` that `since` defaults to.
     public static let defaultSpan: Int64 = 86_400
 

@@ -135,7 +135,10 @@ public final class TrackRecorder {
         }
         let page: TrackStore.Page
         do {
-            page = try store.page(since: since, until: until, after: cursor, limit: query.limit)
+            // No point is written in fewer than about 80 bytes, so reading more
+            // than this many could only be thrown away at the budget.
+            page = try store.page(
+                since: since, until: until, after: cursor, limit: min(query.limit, max(1, byteBudget / 80)))
         } catch {
             switch error.code {
             case .badCursor: return .failure(ProtocolError(.badRequest, "\"after\": \(error.message)", id: id))

@@ -153,6 +153,19 @@ struct TrackExportTests {
         #expect(
             checked.trimmingCharacters(in: .whitespacesAndNewlines) == "True \(segments.count) \(points.count) True")
 
+        // Bad input: the CLI's own checks (status 64), and the daemon's
+        // badRequest naming the field (status 1); the daemon serves on.
+        let bad: [([String], Int32, String)] = [
+            (["--since", "yesterday"], 64, "--since"), (["--format", "kml"], 64, "--format"),
+            (["--since", "2026-13-01"], 1, "\"since\""), (["--since", "1h", "--until", "2h"], 1, "\"since\""),
+            (["--until", "2026-02-30T10:00Z"], 1, "\"until\""), (["--simplify", "-3"], 64, "--simplify"),
+        ]
+        for (arguments, status, field) in bad {
+            let process = try TestProcess(Binaries.akloc, ["--socket", replay.daemon.socketPath, "track"] + arguments)
+            #expect(process.waitForExit(timeout: 30) == status, "\(arguments): \(process.stderr())")
+            #expect(process.stderr().contains(field), "\(arguments): \(process.stderr())")
+        }
+
         // CSV: a header and a line per point.
         let csv = try Self.cli(replay.daemon, ["--format", "csv"]).stdout()
         #expect(csv.split(separator: "\n").count == points.count + 1)
