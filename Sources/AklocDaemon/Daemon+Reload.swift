@@ -84,5 +84,8 @@ extension Daemon {
         if new.track != previous.track {
             log(.notice, "[track] applies at the next restart; the recorder keeps its running settings")
         }
+        if new.geo != previous.geo {
+            log(.notice, "[geo] applies at the next restart; the geo data stays as loaded")
+        }
     }
 }

@@ -41,6 +41,8 @@ extension Daemon {
             answer(request, client, clearTrack(before: before, id: request.id))
         case .geo(let geoRequest):
             answer(request, client, geoReply(id: request.id, geoRequest, for: client.id))
+        case .places(let placesRequest):
+            handle(placesRequest, id: request.id, from: client)
         }
     }
 

@@ -287,6 +287,13 @@ public struct PolygonIndex: Sendable {
     public func nearestRegion(
         to point: Coordinate, within radius: Double, excluding excluded: Int? = nil
     ) throws(GeoDataReader.Error) -> (region: Int, distance: Double)? {
+        try nearestRegion(to: point, within: radius) { $0 != excluded }
+    }
+
+    /// The nearest of the regions `among` accepts, as `nearestRegion(to:within:excluding:)`.
+    public func nearestRegion(
+        to point: Coordinate, within radius: Double, among accepts: (Int) -> Bool
+    ) throws(GeoDataReader.Error) -> (region: Int, distance: Double)? {
         guard point.isValid, radius.isFinite, radius >= 0, radius <= 1_000_000 else { return nil }
         let metresPerDegree = Location.earthRadius * Double.pi / 180
         let cosLatitude = max(Trigonometry.cos(point.latitude * Double.pi / 180), 1e-6)
@@ -320,7 +327,7 @@ public struct PolygonIndex: Sendable {
                     try forEachLeaf(try topCell(column: column, row: row), overlapping: box, depth: 0) {
                         (cell) throws(GeoDataReader.Error) in
                         try forEachEntry(of: cell) { (region, _, edges) throws(GeoDataReader.Error) in
-                            guard region != excluded else { return true }
+                            guard accepts(region) else { return true }
                             try edges { ax, ay, bx, by in
                                 let distance = Self.segmentDistance(
                                     px: 0, py: 0,
@@ -395,6 +402,29 @@ public struct PolygonIndex: Sendable {
             if inside { found.append(region) }
         }
         return found
+    }
+
+    /// Each ring of `region` as longitude, latitude pairs in degrees, first
+    /// point repeated last: the outlines `akloc map` draws.
+    public func forEachRing(
+        ofRegion region: Int, _ body: ([(longitude: Double, latitude: Double)]) -> Void
+    ) throws(GeoDataReader.Error) {
+        guard region >= 0, region < names.count else { return }
+        let entry = regionTable + region * 16
+        let firstRing = Int(try reader.uint32(at: entry + 8))
+        let count = Int(try reader.uint32(at: entry + 12))
+        for ring in firstRing..<(firstRing + count) {
+            let first = Int(try reader.uint32(at: ringTable + ring * 8))
+            let length = Int(try reader.uint32(at: ringTable + ring * 8 + 4))
+            guard length >= 2 else { continue }
+            var points: [(longitude: Double, latitude: Double)] = []
+            points.reserveCapacity(length)
+            try visitEdges(first: first, count: length - 1) { ax, ay, bx, by in
+                if points.isEmpty { points.append((ax / units, ay / units)) }
+                points.append((bx / units, by / units))
+            }
+            body(points)
+        }
     }
 
     /// Rings in the file (for reports and checks).

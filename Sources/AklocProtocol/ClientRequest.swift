@@ -44,6 +44,8 @@ public struct ClientRequest: Sendable, Equatable {
         case clearTrack(before: FixTime?)
         /// Places, countries and time zones (GeoRequest.swift).
         case geo(GeoRequest)
+        /// Saved places and regions (DESIGN §9), answered by the shell.
+        case places(PlacesRequest)
 
         /// The wire `op` name.
         public var name: String {
@@ -54,6 +56,7 @@ public struct ClientRequest: Sendable, Equatable {
             case .track: "track"
             case .clearTrack: "clearTrack"
             case .geo(let request): request.name
+            case .places(let request): request.name
             case .engine(let request):
                 switch request {
                 case .startUpdatingLocation: "startUpdatingLocation"
@@ -86,18 +89,19 @@ public struct ClientRequest: Sendable, Equatable {
             case (.track(let a), .track(let b)): a == b
             case (.clearTrack(let a), .clearTrack(let b)): a == b
             case (.geo(let a), .geo(let b)): a == b
+            case (.places(let a), .places(let b)): a == b
             default: false
             }
         }
     }
 
     /// Every op name a client may send.
-    public static let operationNames = [
-        "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
-        "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
-        "track", "clearTrack",
-        "reverseGeocode", "searchPlaces", "countries",
-    ]
+    public static let operationNames =
+        [
+            "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
+            "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
+            "reverseGeocode", "searchPlaces", "countries", "track", "clearTrack",
+        ] + PlacesRequest.operationNames
 
     /// `requestLocation` waits this long when the request names no `timeout`.
     public static let defaultRequestLocationTimeout: Double = 10
@@ -156,6 +160,8 @@ extension ClientRequest {
                 writer.time(before)
             }
         case .geo(let request):
+            request.write(to: &writer)
+        case .places(let request):
             request.write(to: &writer)
         case .engine(let request):
             switch request {

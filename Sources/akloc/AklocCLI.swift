@@ -72,7 +72,10 @@ enum AklocCLI {
         [
             StatusCommand.self, WatchCommand.self, GetCommand.self, RequestLocationCommand.self,
             PauseCommand.self, ResumeCommand.self, ReloadCommand.self, AuthorizeCommand.self, TrackCommand.self,
-            HelpCommand.self, WhereCommand.self, SearchCommand.self, CountryCommand.self,
+            HelpCommand.self,
+            WhereCommand.self, SearchCommand.self, CountryCommand.self,
+            MapCommand.self,
+            PlacesCommand.self,
         ]
     }
 
