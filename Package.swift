@@ -53,14 +53,14 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"]),
-        .executableTarget(name: "akloc", dependencies: ["AklocCore", "AklocJSON", "AklocProtocol"]),
+        .executableTarget(name: "akloc", dependencies: ["AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol"]),
         .target(
             name: "AKLocationManager", dependencies: ["AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol"]),
         .executableTarget(
             name: "where-am-i-swift", dependencies: ["AKLocationManager"], path: "Examples/where-am-i-swift"),
         .target(
             name: "AklocTestSupport",
-            dependencies: ["AklocCore", "AklocProtocol"],
+            dependencies: ["AklocCore", "AklocPosix", "AklocProtocol"],
             path: "Tests/AklocTestSupport"
         ),
         // The benchmark harness (issue 7, `make bench`); CBench wraps epoll for it.
