@@ -44,11 +44,20 @@ final class DaemonConnection {
 
     private var timeoutSeconds: Double = 0
 
-    /// Sends `{"id":…,"op":op,…arguments}` and returns the id used.
+    /// Sends a request the protocol types (AklocProtocol's `ClientRequest`
+    /// encodes it, as it does for the client library) and returns the id used.
+    @discardableResult
+    func send(_ operation: ClientRequest.Operation) throws(CLIError) -> RequestID {
+        let id = takeID()
+        try write(ClientRequest(id: id, operation: operation).encodedLine())
+        return id
+    }
+
+    /// Sends `{"id":…,"op":op,…arguments}` and returns the id used: for an
+    /// op `ClientRequest.Operation` does not have (yet); prefer `send(_:)`.
     @discardableResult
     func send(op: String, _ arguments: [String: JSONValue] = [:]) throws(CLIError) -> RequestID {
-        let id = RequestID.int(nextID)
-        nextID += 1
+        let id = takeID()
         var object = arguments
         object["id"] = id.json
         object["op"] = .string(op)
@@ -58,15 +67,36 @@ final class DaemonConnection {
         return id
     }
 
-    /// Sends one request and waits for its reply; events that arrive first
-    /// go to `onEvent`. An error reply throws.
+    /// Sends one typed request and waits for its reply; events that arrive
+    /// first go to `onEvent`. An error reply throws.
+    func call(
+        _ operation: ClientRequest.Operation,
+        onEvent: (_ line: [UInt8], _ name: String, _ fields: [String: JSONValue]) throws(CLIError) -> Void = {
+            _, _, _ in
+        }
+    ) throws(CLIError) -> JSONValue {
+        try reply(to: try send(operation), of: operation.name, onEvent: onEvent)
+    }
+
+    /// `call(_:onEvent:)` for an op given by name, with its arguments as JSON.
     func call(
         op: String, _ arguments: [String: JSONValue] = [:],
         onEvent: (_ line: [UInt8], _ name: String, _ fields: [String: JSONValue]) throws(CLIError) -> Void = {
             _, _, _ in
         }
     ) throws(CLIError) -> JSONValue {
-        let id = try send(op: op, arguments)
+        try reply(to: try send(op: op, arguments), of: op, onEvent: onEvent)
+    }
+
+    private func takeID() -> RequestID {
+        defer { nextID += 1 }
+        return .int(nextID)
+    }
+
+    private func reply(
+        to id: RequestID, of op: String,
+        onEvent: (_ line: [UInt8], _ name: String, _ fields: [String: JSONValue]) throws(CLIError) -> Void
+    ) throws(CLIError) -> JSONValue {
         while true {
             guard case (let line, let message)? = try nextMessage() else {
                 throw .unreachable("aklocd closed the connection before answering \(op)")
