@@ -41,11 +41,12 @@ DEB_BUILD_PACKAGES := build-essential scdoc debhelper dpkg-dev pkgconf lintian m
 # make their TLS certificates with openssl. binutils' readelf checks that
 # aklocd links no Foundation (scripts/check-no-foundation.sh), and its nm that
 # no module but AklocPosix makes a raw system call (scripts/check-raw-syscalls.sh).
-# The geo lookups read country names from iso-codes and offsets from tzdata (docs/geodata.md).
+# The geo lookups read country names from iso-codes and offsets from tzdata
+# (docs/geodata.md); GeoLookupTests check the calling codes against python3-phonenumbers.
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
-                python3 python3-venv iso-codes tzdata $(DEB_BUILD_PACKAGES)
+                python3 python3-venv iso-codes tzdata python3-phonenumbers $(DEB_BUILD_PACKAGES)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -49,7 +49,7 @@ let package = Package(
         .target(
             name: "AklocDaemon",
             dependencies: [
-                "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT",
+                "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT", "AklocGeo",
             ]
         ),
         .executableTarget(name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"]),

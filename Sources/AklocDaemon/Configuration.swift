@@ -14,6 +14,8 @@ public struct Configuration: Hashable, Sendable {
     public var socket = Socket()
     /// `[mqtt]`: the forwarder to an MQTT broker (docs/mqtt.md).
     public var mqtt = MQTTSettings()
+    /// `[geo]`: where the places, borders and time-zone data are (docs/places.md).
+    public var geo = Geo()
 
     public init() {}
 
