@@ -228,6 +228,7 @@ BENCH_BIN_DIR = $(shell $(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path 2>/d
 bench: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
 	$(BENCH_BIN_DIR)/akloc-bench --out BENCHMARKS.md --notes bench/NOTES.md --command "make bench BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
+	$(BENCH_BIN_DIR)/akloc-bench geo --out BENCHMARKS.md --command "make bench BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
 
 # The fleet (DESIGN §7, issue 19): FLEET_INSTANCES aklocd, one gpsfake replay
 # per 50, each an OwnTracks device into one private mosquitto on loopback; its

@@ -81,5 +81,8 @@ extension Daemon {
         if new.mqtt != previous.mqtt {
             log(.notice, "[mqtt] applies at the next restart; the forwarder keeps its running settings")
         }
+        if new.geo != previous.geo {
+            log(.notice, "[geo] applies at the next restart; the geo data stays as loaded")
+        }
     }
 }

@@ -96,8 +96,8 @@ struct WatchCommand: Command {
                 announcedFirstFix = nil
                 return
             }
-            if name == "change", let address = fields["new"]?["formattedAddress"]?.stringValue {
-                return Output.line("\(Formatting.clock(nil))  \(fields["keyPath"]?.stringValue ?? "?") = \(address)")
+            if name == "change", let text = GeoFormatting.change(fields) {
+                return Output.line("\(Formatting.clock(nil))  \(text)")
             }
             guard var text = Formatting.eventLine(name: name, fields: fields) else { return }
             let location = fields["location"] ?? (fields["new"]?["latitude"] != nil ? fields["new"] : nil)

@@ -61,6 +61,12 @@ private func failure(_ text: String) -> ProtocolError? {
                 #"{"op":"authorize","subject":"@staff","status":"deny"}"#,
                 .authorize(subject: "@staff", rule: .deny)
             ),
+            (#"{"op":"reverseGeocode"}"#, .geo(.reverseGeocode(coordinate: nil))),
+            (
+                #"{"op":"searchPlaces","query":"enk"}"#,
+                .geo(.searchPlaces(query: "enk", near: nil, within: 10_000, limit: 10))
+            ),
+            (#"{"op":"countries"}"#, .geo(.countries(.all, locale: nil))),
         ]
         for (line, operation) in cases {
             let decoded = try request(line)
