@@ -1,3 +1,4 @@
+import AklocCore
 import AklocJSON
 import AklocProtocol
 
@@ -41,17 +42,17 @@ struct CountryCommand: Command {
         let text = words.joined(separator: " ")
         let isCode = words.count == 1 && (2...3).contains(text.utf8.count) && text.utf8.allSatisfy(Self.isLetter)
         let isPhone = words.count == 1 && (text.hasPrefix("+") || text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 })
-        func countries(_ selector: CountrySelector) throws(CLIError) -> [JSONValue] {
+        func lookUp(_ selector: CountrySelector) throws(CLIError) -> [JSONValue] {
             try connection.call(.geo(.countries(selector, locale: locale)))["countries"]?.arrayValue ?? []
         }
         var countries: [JSONValue] = []
         if isCode {
-            countries = try countries(.code(text))
+            countries = try lookUp(.code(text))
         } else if isPhone {
-            countries = try countries(.phoneCode(text))
+            countries = try lookUp(.phoneCode(text))
         }
         if countries.isEmpty && !isPhone {
-            countries = try countries(.query(text))
+            countries = try lookUp(.query(text))
         }
         if json {
             Output.line(bytes: JSONValue.array(countries).jsonBytes)
@@ -67,8 +68,8 @@ struct CountryCommand: Command {
 
     /// The fix's country and zone, from the `country` and `timeZone` key paths.
     private func current(_ connection: DaemonConnection) throws(CLIError) -> Int32 {
-        let country = try connection.call(.engine(.get(KeyPath(.country))))
-        let zone = try connection.call(.engine(.get(KeyPath(.timeZone))))
+        let country = try connection.call(.engine(.get(AklocCore.KeyPath(.country))))
+        let zone = try connection.call(.engine(.get(AklocCore.KeyPath(.timeZone))))
         if json {
             Output.line(bytes: JSONValue.object(["country": country, "timeZone": zone]).jsonBytes)
             return ExitCode.ok
