@@ -4,6 +4,8 @@ import Glibc
 /// client's end of the daemon (the CLI, AKLocationManager). Every call goes
 /// through `Syscall.retryingOnEINTR` and fails with a typed `SocketError`;
 /// the descriptor is a `FileDescriptor`, closed once, after its watches.
+/// Receive and send are plain recv/send, so the map server's accepted TCP
+/// sockets (`TCPListener`) use them too.
 public struct UnixStreamSocket {
     public let descriptor: FileDescriptor
     public var fd: Int32 { descriptor.rawValue }

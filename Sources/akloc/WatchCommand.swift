@@ -117,6 +117,11 @@ struct WatchCommand: Command {
             _ = try connection.call(
                 .engine(.startUpdatingLocation(policy: requested, everyEpoch: everyEpoch)), onEvent: hold)
         } else {
+            // `regions` names the monitored places the fix is inside: watching
+            // it monitors every place the caller sees, with entry and exit events.
+            if keyPaths.contains("regions") {
+                _ = try connection.call(.places(.startMonitoring(names: nil)), onEvent: emit)
+            }
             for text in keyPaths {
                 // Parsed in validate().
                 guard let keyPath = try? AklocCore.KeyPath(parsing: text) else { continue }
