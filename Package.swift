@@ -21,11 +21,8 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        .systemLibrary(
-            name: "CMosquitto",
-            pkgConfig: "libmosquitto",
-            providers: [.apt(["libmosquitto-dev"])]
-        ),
+        // Header only: AklocMQTT loads libmosquitto with dlopen when [mqtt] is on.
+        .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // What Glibc's module does not export without _GNU_SOURCE; only AklocPosix imports it.
         .systemLibrary(name: "CPosix"),
         // Pure Swift, but `rounded()` and friends need libm at link time.
@@ -52,7 +49,11 @@ let package = Package(
                 "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT", "AklocGeo",
             ]
         ),
-        .executableTarget(name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"]),
+        // The Swift runtime linked in statically, as the Debian package ships it:
+        // 1.9 MB less resident memory per aklocd (BENCHMARKS.md, issue 19).
+        .executableTarget(
+            name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
         .executableTarget(
             name: "akloc", dependencies: ["AklocCore", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol"],
             // The map page's files, compiled into the binary (docs/map.md).

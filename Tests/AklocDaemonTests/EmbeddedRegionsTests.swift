@@ -22,6 +22,20 @@ import Testing
         return received
     }
 
+    /// A connected client that saved "Gate" (50 m around 50 N 10 E) and
+    /// monitors it (`places` is extra startMonitoring members).
+    private func monitorGate(_ daemon: EmbeddedDaemon, places: String = "") -> MemoryTransport {
+        daemon.emit(.connected(name: "manual://test"))
+        let walker = daemon.connect(uid: 0)
+        _ = daemon.receive(walker)
+        daemon.send(
+            #"{"id":1,"op":"savePlace","name":"Gate","coordinate":{"latitude":50,"longitude":10},"radius":50}"#,
+            from: walker)
+        daemon.send(#"{"id":2,"op":"startMonitoring"\#(places)}"#, from: walker)
+        _ = daemon.receive(walker)
+        return walker
+    }
+
     private func names(_ messages: [[String: Any]]) -> [String] {
         messages.compactMap { $0["event"] as? String }.filter { $0.hasSuffix("Region") }
     }
@@ -63,14 +77,7 @@ import Testing
     @Test func noEventsWhilePausedOrForTheFixesNotGiven() throws {
         let daemon = try EmbeddedDaemon()
         defer { daemon.stop() }
-        daemon.emit(.connected(name: "manual://test"))
-        let walker = daemon.connect(uid: 0)
-        _ = daemon.receive(walker)
-        daemon.send(
-            #"{"id":1,"op":"savePlace","name":"Gate","coordinate":{"latitude":50,"longitude":10},"radius":50}"#,
-            from: walker)
-        daemon.send(#"{"id":2,"op":"startMonitoring","places":["Gate"]}"#, from: walker)
-        _ = daemon.receive(walker)
+        let walker = monitorGate(daemon, places: #","places":["Gate"]"#)
         // Paused through the whole region: the monitor never saw the device inside.
         let received = walk(daemon, [walker], steps: -12...12) { step in
             if step == -8 { daemon.send(#"{"id":3,"op":"pause"}"#, from: walker) }
@@ -87,13 +94,7 @@ import Testing
     @Test func deletingThePlaceYouAreInLeavesRegionsWithoutAnExit() throws {
         let daemon = try EmbeddedDaemon()
         defer { daemon.stop() }
-        daemon.emit(.connected(name: "manual://test"))
-        let walker = daemon.connect(uid: 0)
-        _ = daemon.receive(walker)
-        daemon.send(
-            #"{"id":1,"op":"savePlace","name":"Gate","coordinate":{"latitude":50,"longitude":10},"radius":50}"#,
-            from: walker)
-        daemon.send(#"{"id":2,"op":"startMonitoring"}"#, from: walker)
+        let walker = monitorGate(daemon)
         daemon.send(#"{"id":3,"op":"observe","keyPath":"regions"}"#, from: walker)
         _ = daemon.receive(walker)
         let inside = walk(daemon, [walker], steps: -6...0)
