@@ -47,10 +47,13 @@ MAP_PACKAGES := libjs-leaflet chromium chromium-driver python3-selenium
 # no module but AklocPosix makes a raw system call (scripts/check-raw-syscalls.sh).
 # The geo lookups read country names from iso-codes and offsets from tzdata
 # (docs/geodata.md); GeoLookupTests check the calling codes against python3-phonenumbers.
+# The track export tests read akloc's GPX with gpxpy and gpxinfo, and its
+# GeoJSON with python3-geojson (docs/track.md).
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
-                python3 python3-venv iso-codes tzdata python3-phonenumbers $(DEB_BUILD_PACKAGES) $(MAP_PACKAGES)
+                python3 python3-venv iso-codes tzdata python3-phonenumbers \
+                python3-gpxpy gpxinfo python3-geojson $(DEB_BUILD_PACKAGES) $(MAP_PACKAGES)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -242,6 +245,7 @@ bench: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
 	$(BENCH_BIN_DIR)/akloc-bench --out BENCHMARKS.md --notes bench/NOTES.md --command "make bench BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
 	$(BENCH_BIN_DIR)/akloc-bench geo --out BENCHMARKS.md --command "make bench BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
+	$(BENCH_BIN_DIR)/akloc-bench track --out BENCHMARKS.md
 
 # The fleet (DESIGN §7, issue 19): FLEET_INSTANCES aklocd, one gpsfake replay
 # per 50, each an OwnTracks device into one private mosquitto on loopback; its

@@ -43,10 +43,13 @@ let package = Package(
                 "AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocSystemd", "CMosquitto",
             ]
         ),
+        // The track recorder and its journal of days (docs/track.md).
+        .target(name: "AklocTrack", dependencies: ["AklocCore", "AklocPosix", "AklocProtocol"]),
         .target(
             name: "AklocDaemon",
             dependencies: [
                 "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT", "AklocGeo",
+                "AklocTrack",
             ]
         ),
         // The Swift runtime linked in statically, as the Debian package ships it:
@@ -75,7 +78,8 @@ let package = Package(
         .executableTarget(
             name: "akloc-bench",
             dependencies: [
-                "AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocGeo", "AklocTestSupport", "CBench",
+                "AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocGeo", "AklocTrack", "AklocTestSupport",
+                "CBench",
             ],
             path: "bench/akloc-bench"
         ),
@@ -89,6 +93,7 @@ let package = Package(
         .testTarget(name: "AklocGeoTests", dependencies: ["AklocGeo", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
+        .testTarget(name: "AklocTrackTests", dependencies: ["AklocTrack", "AklocPosix", "AklocTestSupport"]),
         .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocPosix", "AklocTestSupport"]),
         .testTarget(
             name: "AKLocationManagerTests", dependencies: ["AKLocationManager", "AklocTestSupport"]),

@@ -51,6 +51,7 @@ extension Daemon {
         try startSource()
         try startForwarder()
         startForwarderPlaces()
+        startRecorder()
         switch server.listening {
         case .activated: log(.notice, "serving the socket systemd passed")
         case .path(let path, _): log(.notice, "serving \(path)")
@@ -89,6 +90,8 @@ extension Daemon {
         components.stop()
         source = nil
         forwarder = nil
+        recorder = nil
+        trackSyncTimer?.cancel()
         engineTimer?.cancel()
         serviceStatusTimer?.cancel()
         locationSaveTimer?.cancel()

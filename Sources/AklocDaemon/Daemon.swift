@@ -4,6 +4,7 @@ import AklocMQTT
 import AklocPosix
 import AklocProtocol
 import AklocSystemd
+import AklocTrack
 import Dispatch
 
 /// The imperative shell (DESIGN §1): one actor whose executor is one serial
@@ -57,6 +58,10 @@ actor Daemon {
     /// Sees each location just before the forwarder journals it (a test's
     /// window on the order of writes; nil in the daemon).
     var willForward: ((Location) -> Void)?
+    /// The track recorder and its engine subscriber (Daemon+Track.swift).
+    var recorder: TrackRecorder?
+    var recorderID: SubscriberID?
+    var trackSyncTimer: (any DaemonTimer)?
     var activatedSocket = false
     var engineTimer: (any DaemonTimer)?
     var watchdogTimer: DispatchSourceTimer?
@@ -154,10 +159,12 @@ actor Daemon {
         // socket write of this step (DESIGN §8: a journal write never delays
         // the socket deliveries of the same epoch).
         var forwarded: [Engine.Event] = []
+        var tracked: [Engine.Event] = []
         for output in outputs {
             switch output {
             case .send(let ids, let event):
                 if let forwarderID, ids.contains(forwarderID) { forwarded.append(event) }
+                if let recorderID, ids.contains(recorderID) { tracked.append(event) }
                 // Encoded once, shared by every recipient's queue.
                 let bytes = ServerEncoder.event(event)
                 let stream = Daemon.stream(of: event)
@@ -181,6 +188,7 @@ actor Daemon {
             }
         }
         for event in forwarded { forward(event) }
+        if !tracked.isEmpty { track(tracked) }
         for (id, departure) in departed { depart(id, departure) }
         updateServiceStatus()
     }

@@ -21,6 +21,16 @@ public enum FileSystem {
         return info
     }
 
+    /// Flushes an open file to its device; a descriptor that cannot be
+    /// synced (a pipe, EINVAL) has nothing to flush.
+    public static func sync(_ fd: Int32) throws(Errno) {
+        do {
+            try Syscall.retryingOnEINTR { fsync(fd) }
+        } catch  where error == .invalidArgument {
+            return
+        }
+    }
+
     /// Whether this process may write to `path` (access(2) with W_OK).
     public static func isWritable(_ path: String) -> Bool {
         access(path, W_OK) == 0

@@ -119,6 +119,10 @@ extension ClientRequest {
             return .engine(.resume)
         case "reload":
             return .reload
+        case "track":
+            return .track(try decodeTrack(args.members))
+        case "clearTrack":
+            return .clearTrack(before: try decodeClearTrack(args.members))
         case "authorize":
             let subject = try args.string("subject", required: true)!
             guard isValidSubject(subject) else {

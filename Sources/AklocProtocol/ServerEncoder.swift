@@ -129,7 +129,8 @@ public enum ServerEncoder {
         return writer.bytes
     }
 
-    private static func writeReplyHead(id: RequestID?, to writer: inout JSONWriter) {
+    /// `{"id":…,"ok":true,"result":` (a `track` page goes on from here).
+    static func writeReplyHead(id: RequestID?, to writer: inout JSONWriter) {
         writer.raw("{\"id\":")
         writeID(id, to: &writer)
         writer.raw(",\"ok\":true,\"result\":")

@@ -317,7 +317,7 @@ let minimalLocation = Location(latitude: -33.9, longitude: 151.2, mode: .twoD)
     }
 
     @Test func adminOperations() throws {
-        let admin = ["pause", "resume", "reload", "authorize"]
+        let admin = ["pause", "resume", "reload", "authorize", "clearTrack"]
         for name in ClientRequest.operationNames {
             var line = #"{"op":"\#(name)","keyPath":"state","type":"always","policy":{},"subject":"a","status":"deny"}"#
             if name == "startUpdatingLocation" { line = #"{"op":"startUpdatingLocation"}"# }
