@@ -43,9 +43,10 @@ MAP_PACKAGES := libjs-leaflet chromium chromium-driver python3-selenium
 # real gpsd, gpsfake, gpspipe and systemd tools the tests drive. The MQTT
 # tests start their own mosquitto brokers (never the packaged service) and
 # make their TLS certificates with openssl. binutils' readelf checks that
-# aklocd links no Foundation (scripts/check-no-foundation.sh). The geo lookups
-# read country names from iso-codes and offsets from tzdata (docs/geodata.md);
-# GeoLookupTests check the calling codes against python3-phonenumbers.
+# aklocd links no Foundation (scripts/check-no-foundation.sh), and its nm that
+# no module but AklocPosix makes a raw system call (scripts/check-raw-syscalls.sh).
+# The geo lookups read country names from iso-codes and offsets from tzdata
+# (docs/geodata.md); GeoLookupTests check the calling codes against python3-phonenumbers.
 # The track export tests read akloc's GPX with gpxpy and gpxinfo, and its
 # GeoJSON with python3-geojson (docs/track.md).
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
@@ -85,6 +86,7 @@ lint:
 test: build lint fuzz
 	scripts/check-no-foundation.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/aklocd"
 	scripts/check-no-foundation.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/where-am-i-swift"
+	scripts/check-raw-syscalls.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)"
 	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) --no-parallel -Xswiftc -warnings-as-errors
 	$(MAKE) test-python
 	$(MAKE) test-map

@@ -70,7 +70,7 @@ let package = Package(
             name: "where-am-i-swift", dependencies: ["AKLocationManager"], path: "Examples/where-am-i-swift"),
         .target(
             name: "AklocTestSupport",
-            dependencies: ["AklocCore", "AklocProtocol"],
+            dependencies: ["AklocCore", "AklocPosix", "AklocProtocol"],
             path: "Tests/AklocTestSupport"
         ),
         // The benchmark harness (issue 7, `make bench`); CBench wraps epoll for it.
@@ -78,7 +78,8 @@ let package = Package(
         .executableTarget(
             name: "akloc-bench",
             dependencies: [
-                "AklocCore", "AklocJSON", "AklocProtocol", "AklocGeo", "AklocTrack", "AklocTestSupport", "CBench",
+                "AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocGeo", "AklocTrack", "AklocTestSupport",
+                "CBench",
             ],
             path: "bench/akloc-bench"
         ),
