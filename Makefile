@@ -41,10 +41,14 @@ DEB_BUILD_PACKAGES := build-essential scdoc debhelper dpkg-dev pkgconf lintian m
 # make their TLS certificates with openssl. binutils' readelf checks that
 # aklocd links no Foundation (scripts/check-no-foundation.sh). The geo lookups
 # read country names from iso-codes and offsets from tzdata (docs/geodata.md).
+# The GeoClue tests (docs/desktop.md) start a private system bus (dbus:
+# dbus-daemon), run GeoClue's own where-am-i (geoclue-2-demo), compare with
+# GeoClue's interface XML (geoclue-2.0) and call with gdbus (libglib2.0-bin).
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
-                python3 python3-venv iso-codes tzdata $(DEB_BUILD_PACKAGES)
+                python3 python3-venv iso-codes tzdata \
+                dbus geoclue-2.0 geoclue-2-demo libglib2.0-bin $(DEB_BUILD_PACKAGES)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

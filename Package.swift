@@ -46,10 +46,12 @@ let package = Package(
                 "AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocSystemd", "CMosquitto",
             ]
         ),
+        // The GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md), on AklocSystemd's sd-bus.
+        .target(name: "AklocGeoClue", dependencies: ["AklocCore", "AklocPosix", "AklocSystemd"]),
         .target(
             name: "AklocDaemon",
             dependencies: [
-                "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT",
+                "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT", "AklocGeoClue",
             ]
         ),
         .executableTarget(name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"]),
@@ -78,6 +80,7 @@ let package = Package(
         .testTarget(name: "AklocGeoTests", dependencies: ["AklocGeo", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
+        .testTarget(name: "AklocGeoClueTests", dependencies: ["AklocGeoClue", "AklocTestSupport"]),
         .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocPosix", "AklocTestSupport"]),
         .testTarget(
             name: "AKLocationManagerTests", dependencies: ["AKLocationManager", "AklocTestSupport"]),

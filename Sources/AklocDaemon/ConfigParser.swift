@@ -15,7 +15,7 @@ public enum ConfigParser {
     /// Anything bigger is not a hand-written config file.
     public static let maximumFileSize = 1 << 20
 
-    public static let sections = ["gpsd", "throttle", "authorization", "socket", "mqtt"]
+    public static let sections = ["gpsd", "throttle", "authorization", "socket", "mqtt", "geoclue"]
 
     /// Upper bound for durations, far beyond any sensible setting but small
     /// enough that nanosecond arithmetic on the monotonic clock cannot overflow.
@@ -88,7 +88,8 @@ public enum ConfigParser {
                 guard ConfigParser.sections.contains(name) else {
                     throw ConfigError(
                         .unknownSection, path: path, line: line.number,
-                        message: "expected one of [gpsd], [throttle], [authorization], [socket], [mqtt], got [\(name)]")
+                        message: "expected one of [gpsd], [throttle], [authorization], [socket], [mqtt], "
+                            + "[geoclue], got [\(name)]")
                 }
                 // Reopening a section is allowed; repeating a key is not.
                 section = name
@@ -168,6 +169,8 @@ public enum ConfigParser {
                     expected: "a size in bytes from 64K to 1G (suffixes K, M, G are powers of 1024)")
             case ("mqtt", _):
                 try assignMQTT(field)
+            case ("geoclue", _):
+                try assignGeoClue(field)
             default:
                 throw ConfigError(
                     .unknownKey, path: path, line: field.line, section: field.section, key: field.key,
@@ -187,6 +190,7 @@ public enum ConfigParser {
                 "password-file", "client-id", "user", "device", "topic", "tid", "qos", "keepalive", "min-interval",
                 "max-interval", "update-speed", "distance-filter", "max-entries", "max-bytes", "max-age",
             ],
+            "geoclue": ["enable", "nmea-socket", "nmea-socket-mode"],
         ]
 
         func checkIntervals() throws(ConfigError) {

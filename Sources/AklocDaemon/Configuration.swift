@@ -1,4 +1,5 @@
 import AklocCore
+import AklocGeoClue
 import AklocMQTT
 import AklocProtocol
 
@@ -14,6 +15,8 @@ public struct Configuration: Hashable, Sendable {
     public var socket = Socket()
     /// `[mqtt]`: the forwarder to an MQTT broker (docs/mqtt.md).
     public var mqtt = MQTTSettings()
+    /// `[geoclue]`: the GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md).
+    public var geoclue = GeoClueSettings()
 
     public init() {}
 

@@ -48,6 +48,7 @@ extension Daemon {
         try components.start()
         try startSource()
         try startForwarder()
+        try startDesktop()
         switch server.listening {
         case .activated: log(.notice, "serving the socket systemd passed")
         case .path(let path, _): log(.notice, "serving \(path)")
@@ -86,6 +87,8 @@ extension Daemon {
         components.stop()
         source = nil
         forwarder = nil
+        geoClue = nil
+        nmeaFeed = nil
         engineTimer?.cancel()
         serviceStatusTimer?.cancel()
         locationSaveTimer?.cancel()

@@ -53,6 +53,10 @@ actor Daemon {
     /// Sees each location just before the forwarder journals it (a test's
     /// window on the order of writes; nil in the daemon).
     var willForward: ((Location) -> Void)?
+    /// `[geoclue]`: the GeoClue2 front and the NMEA feed (Daemon+GeoClue.swift).
+    var geoClue: GeoClueFront?
+    var nmeaFeed: NMEAFeed?
+    var nmeaID: SubscriberID?
     var activatedSocket = false
     var engineTimer: (any DaemonTimer)?
     var watchdogTimer: DispatchSourceTimer?
@@ -146,6 +150,7 @@ actor Daemon {
             switch output {
             case .send(let ids, let event):
                 if let forwarderID, ids.contains(forwarderID) { forwarded.append(event) }
+                if geoClue != nil || nmeaFeed != nil { routeDesktop(ids, event) }
                 // Encoded once, shared by every recipient's queue.
                 let bytes = ServerEncoder.event(event)
                 let stream = Daemon.stream(of: event)
