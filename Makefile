@@ -43,12 +43,13 @@ DEB_BUILD_PACKAGES := build-essential scdoc debhelper dpkg-dev pkgconf lintian m
 # read country names from iso-codes and offsets from tzdata (docs/geodata.md).
 # The GeoClue tests (docs/desktop.md) start a private system bus (dbus:
 # dbus-daemon), run GeoClue's own where-am-i (geoclue-2-demo), compare with
-# GeoClue's interface XML (geoclue-2.0) and call with gdbus (libglib2.0-bin).
+# GeoClue's interface XML (geoclue-2.0), call with gdbus (libglib2.0-bin) and
+# drive clients from Python (python3-dbus).
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
                 python3 python3-venv iso-codes tzdata \
-                dbus geoclue-2.0 geoclue-2-demo libglib2.0-bin $(DEB_BUILD_PACKAGES)
+                dbus geoclue-2.0 geoclue-2-demo libglib2.0-bin python3-dbus $(DEB_BUILD_PACKAGES)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
