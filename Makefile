@@ -40,7 +40,8 @@ DEB_BUILD_PACKAGES := build-essential scdoc debhelper dpkg-dev pkgconf lintian m
 # tests start their own mosquitto brokers (never the packaged service) and
 # make their TLS certificates with openssl. binutils' readelf checks that
 # aklocd links no Foundation (scripts/check-no-foundation.sh). The geo lookups
-# read country names from iso-codes and offsets from tzdata (docs/geodata.md).
+# read country names from iso-codes and offsets from tzdata (docs/geodata.md);
+# GeoLookupTests check the calling codes against python3-phonenumbers.
 # The GeoClue tests (docs/desktop.md) start a private system bus (dbus:
 # dbus-daemon), run GeoClue's own where-am-i (geoclue-2-demo), compare with
 # GeoClue's interface XML (geoclue-2.0), call with gdbus (libglib2.0-bin) and
@@ -48,7 +49,7 @@ DEB_BUILD_PACKAGES := build-essential scdoc debhelper dpkg-dev pkgconf lintian m
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
-                python3 python3-venv iso-codes tzdata \
+                python3 python3-venv iso-codes tzdata python3-phonenumbers \
                 dbus geoclue-2.0 geoclue-2-demo libglib2.0-bin python3-dbus $(DEB_BUILD_PACKAGES)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -230,6 +231,7 @@ BENCH_BIN_DIR = $(shell $(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path 2>/d
 bench: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
 	$(BENCH_BIN_DIR)/akloc-bench --out BENCHMARKS.md --notes bench/NOTES.md --command "make bench BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
+	$(BENCH_BIN_DIR)/akloc-bench geo --out BENCHMARKS.md --command "make bench BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
 
 # The fleet (DESIGN §7, issue 19): FLEET_INSTANCES aklocd, one gpsfake replay
 # per 50, each an OwnTracks device into one private mosquitto on loopback; its

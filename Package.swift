@@ -51,7 +51,8 @@ let package = Package(
         .target(
             name: "AklocDaemon",
             dependencies: [
-                "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT", "AklocGeoClue",
+                "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT", "AklocGeo",
+                "AklocGeoClue",
             ]
         ),
         .executableTarget(name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"]),

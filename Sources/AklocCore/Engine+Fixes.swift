@@ -106,6 +106,15 @@ extension Engine {
             case .myLocation:
                 guard subscribers[index].observations[slot].throttle?.offer(fix, speed: speed, at: now) != nil
                 else { continue }
+            case .myPlacemark, .country, .timeZone:
+                guard subscribers[index].observations[slot].throttle?.offer(fix, speed: speed, at: now) != nil
+                else { continue }
+                // Delivered on the policy's schedule, but only when the value moved.
+                let new = derivedValues(for: fix).value(of: keyPath.root)
+                guard new != subscribers[index].observations[slot].lastValue else { continue }
+                delivered += 1
+                emitDerivedChange(new, index: index, slot: slot, id: id, &changes)
+                continue
             case .state, .source, .authorizationStatus:
                 continue
             }

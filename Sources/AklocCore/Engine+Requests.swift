@@ -71,7 +71,7 @@ extension Engine {
             return .success(.done)
 
         case .observe(let keyPath, let initial, let old, let requested):
-            if keyPath.isLocation, !subscribers[index].authorization.allowsLocation {
+            if keyPath.revealsLocation, !subscribers[index].authorization.allowsLocation {
                 return .failure(notAuthorized(subscribers[index]))
             }
             let policy: ThrottlePolicy
@@ -87,7 +87,7 @@ extension Engine {
                 subscribers[index].observations.append(
                     .init(
                         keyPath: keyPath, sendsOld: old,
-                        throttle: keyPath.root == .myLocation ? Throttle(policy: policy) : nil,
+                        throttle: keyPath.root == .myLocation || keyPath.isDerived ? Throttle(policy: policy) : nil,
                         lastValue: current))
             }
             if initial { step.events.append(.send([id], .change(keyPath: keyPath, new: current, old: nil))) }
@@ -101,7 +101,7 @@ extension Engine {
             return .success(.done)
 
         case .get(let keyPath):
-            if keyPath.isLocation, !subscribers[index].authorization.allowsLocation {
+            if keyPath.revealsLocation, !subscribers[index].authorization.allowsLocation {
                 return .failure(notAuthorized(subscribers[index]))
             }
             return .success(.value(currentValue(keyPath, for: subscribers[index])))

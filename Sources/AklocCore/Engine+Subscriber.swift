@@ -41,7 +41,7 @@ extension Engine {
             }
         }
 
-        var observesLocation: Bool { observations.contains { $0.keyPath.isLocation } }
+        var observesLocation: Bool { observations.contains { $0.keyPath.revealsLocation } }
 
         /// Wants the gpsd watch open (pause aside).
         var needsFixes: Bool {
@@ -182,6 +182,8 @@ extension Engine {
         // A whenInUse subscriber without an active session may not learn
         // the position by asking either: it gets no value, as with no fix.
         case .myLocation, .rawLocation: subscriber.receivesLocations ? keyPath.value(in: lastFix) : .null
+        case .myPlacemark, .country, .timeZone:
+            subscriber.receivesLocations ? lastFix.map { derivedValue(keyPath, of: $0) } ?? .null : .null
         case .state: .string(state.rawValue)
         case .source: sourceName.map(KeyPathValue.string) ?? .null
         case .authorizationStatus: .string(subscriber.authorization.rawValue)

@@ -63,6 +63,8 @@ public struct Engine: Sendable {
     public internal(set) var counters = Counters()
     /// gpsd's TPVs becoming epochs (Engine+Fixes.swift).
     var epochs = EpochAssembler()
+    /// The derived key paths' lookups and their cache (LocationDerivation.swift).
+    var derivation = LocationDerivation()
 
     // What the shell was last told, so outputs go out only on change.
     var watching = false

@@ -9,6 +9,10 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
         case authorizationStatus
         case state
         case source
+        /// Derived from `myLocation` by the geo lookups (docs/places.md).
+        case myPlacemark
+        case country
+        case timeZone
     }
 
     /// The members of a location a key path may name.
@@ -42,6 +46,13 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
     /// Whether values of this path are locations (throttled per policy for `myLocation`).
     public var isLocation: Bool { root == .myLocation || root == .rawLocation }
 
+    /// Whether values of this path are derived from `myLocation` (its
+    /// policy, its authorization), changing only when the derived value does.
+    public var isDerived: Bool { root == .myPlacemark || root == .country || root == .timeZone }
+
+    /// Whether the path reveals the position: `myLocation`'s authorization applies.
+    public var revealsLocation: Bool { isLocation || isDerived }
+
     public var description: String {
         member.map { "\(root.rawValue).\($0.rawValue)" } ?? root.rawValue
     }
@@ -55,4 +66,7 @@ public enum KeyPathValue: Hashable, Sendable {
     case location(Location)
     case coordinate(latitude: Double, longitude: Double)
     case time(FixTime)
+    /// A value already in JSON (a placemark, country or time zone object
+    /// from the geo lookups: AklocCore knows no JSON); compared by its bytes.
+    case json([UInt8])
 }

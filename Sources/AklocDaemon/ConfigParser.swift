@@ -15,7 +15,7 @@ public enum ConfigParser {
     /// Anything bigger is not a hand-written config file.
     public static let maximumFileSize = 1 << 20
 
-    public static let sections = ["gpsd", "throttle", "authorization", "socket", "mqtt", "geoclue"]
+    public static let sections = ["gpsd", "throttle", "authorization", "socket", "mqtt", "geo", "geoclue"]
 
     /// Upper bound for durations, far beyond any sensible setting but small
     /// enough that nanosecond arithmetic on the monotonic clock cannot overflow.
@@ -88,8 +88,8 @@ public enum ConfigParser {
                 guard ConfigParser.sections.contains(name) else {
                     throw ConfigError(
                         .unknownSection, path: path, line: line.number,
-                        message: "expected one of [gpsd], [throttle], [authorization], [socket], [mqtt], "
-                            + "[geoclue], got [\(name)]")
+                        message: "expected one of "
+                            + ConfigParser.sections.map { "[\($0)]" }.joined(separator: ", ") + ", got [\(name)]")
                 }
                 // Reopening a section is allowed; repeating a key is not.
                 section = name
@@ -169,6 +169,8 @@ public enum ConfigParser {
                     expected: "a size in bytes from 64K to 1G (suffixes K, M, G are powers of 1024)")
             case ("mqtt", _):
                 try assignMQTT(field)
+            case ("geo", _):
+                try assignGeo(field)
             case ("geoclue", _):
                 try assignGeoClue(field)
             default:
@@ -190,6 +192,7 @@ public enum ConfigParser {
                 "password-file", "client-id", "user", "device", "topic", "tid", "qos", "keepalive", "min-interval",
                 "max-interval", "update-speed", "distance-filter", "max-entries", "max-bytes", "max-age",
             ],
+            "geo": ["data-dir"],
             "geoclue": ["enable", "nmea-socket", "nmea-socket-mode"],
         ]
 

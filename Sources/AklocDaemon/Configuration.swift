@@ -15,6 +15,8 @@ public struct Configuration: Hashable, Sendable {
     public var socket = Socket()
     /// `[mqtt]`: the forwarder to an MQTT broker (docs/mqtt.md).
     public var mqtt = MQTTSettings()
+    /// `[geo]`: where the places, borders and time-zone data are (docs/places.md).
+    public var geo = Geo()
     /// `[geoclue]`: the GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md).
     public var geoclue = GeoClueSettings()
 

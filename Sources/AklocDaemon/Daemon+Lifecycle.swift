@@ -44,8 +44,9 @@ extension Daemon {
         }
         // Started in this order, stopped in reverse: clients need the
         // session monitor, fixes need clients to go to.
-        components = ComponentGroup([sessions, server])
+        components = ComponentGroup([sessions, geo, server])
         try components.start()
+        attachGeo()
         try startSource()
         try startForwarder()
         try startDesktop()

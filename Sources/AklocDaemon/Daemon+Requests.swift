@@ -19,6 +19,9 @@ extension Daemon {
         switch request.operation {
         case .engine(let engineRequest):
             if request.operation.isAdmin, !client.isAdmin { return refuse(request, client) }
+            if let refusal = geoRefusal(engineRequest) {
+                return answer(request, client, ServerEncoder.reply(id: request.id, error: refusal))
+            }
             let token = nextToken
             nextToken += 1
             pendingRequests[token] = (client.id, request.id)
@@ -31,6 +34,8 @@ extension Daemon {
         case .authorize(let subject, let rule):
             guard client.isAdmin else { return refuse(request, client) }
             answer(request, client, replyTo(request, authorize(subject: subject, rule: rule)))
+        case .geo(let geoRequest):
+            answer(request, client, geoReply(id: request.id, geoRequest, for: client.id))
         }
     }
 
@@ -52,7 +57,7 @@ extension Daemon {
         }
     }
 
-    private func answer(_ request: ClientRequest, _ client: ClientConnection, _ bytes: [UInt8]) {
+    func answer(_ request: ClientRequest, _ client: ClientConnection, _ bytes: [UInt8]) {
         if let departure = deliver(bytes, to: client) { depart(client.id, departure) }
     }
 }

@@ -30,13 +30,15 @@ public struct CountryBorders: Sendable {
     /// Natural Earth's countries.
     public let index: PolygonIndex
     private let zones: TimeZoneBorders?
-    /// The country of each zone of `zones` that lies in one, by zone index.
-    private let zoneCountry: [String?]
+    /// The countries (`index` regions) each zone of `zones` may give, by
+    /// zone index: one for a zone that lies in one country, a few for a
+    /// shared zone, none for the open sea's.
+    private let zoneCountries: [[Int]]
 
     /// `bytes` is data/borders.bin; with `zones` (data/timezones.bin) and
     /// `zoneCountries` (data/zone-countries.tsv) the zones' precise borders
     /// decide where they can. Throws `GeoDataReader.Error` for a damaged
-    /// file, a table line that is not `Zone<TAB>XX`, or a code or zone
+    /// file, a table line that is not `Zone<TAB>XX[,YY…]`, or a code or zone
     /// the other files do not have.
     public init(
         _ bytes: UnsafeRawBufferPointer, zones: TimeZoneBorders? = nil, zoneCountries: UnsafeRawBufferPointer? = nil
@@ -47,25 +49,30 @@ public struct CountryBorders: Sendable {
         }
         self.zones = zones
         guard let zones, let zoneCountries else {
-            zoneCountry = []
+            self.zoneCountries = []
             return
         }
         let zoneIndex = Dictionary(zones.index.names.enumerated().map { ($1, $0) }) { first, _ in first }
-        let codes = Set(index.names)
-        var zoneCountry = [String?](repeating: nil, count: zones.index.names.count)
+        let regionIndex = Dictionary(index.names.enumerated().map { ($1, $0) }) { first, _ in first }
+        var table = [[Int]](repeating: [], count: zones.index.names.count)
         let text = String(decoding: zoneCountries, as: UTF8.self)
         guard text.utf8.elementsEqual(zoneCountries) else {
             throw GeoDataReader.Error(.corrupt, "zone countries are not UTF-8")
         }
         for (number, line) in text.split(separator: "\n").enumerated() where !line.hasPrefix("#") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 2, let zone = zoneIndex[String(fields[0])], codes.contains(String(fields[1])) else {
+            let codes =
+                fields.count == 2 ? fields[1].split(separator: ",", omittingEmptySubsequences: false) : []
+            let regions = codes.compactMap { regionIndex[String($0)] }
+            guard fields.count == 2, let zone = zoneIndex[String(fields[0])], !codes.isEmpty,
+                regions.count == codes.count
+            else {
                 throw GeoDataReader.Error(
                     .corrupt, "zone countries line \(number + 1): \(line.prefix(60).debugDescription)")
             }
-            zoneCountry[zone] = String(fields[1])
+            table[zone] = regions
         }
-        self.zoneCountry = zoneCountry
+        self.zoneCountries = table
     }
 
     /// The country of a point, or nil beyond every territorial sea.
@@ -75,7 +82,23 @@ public struct CountryBorders: Sendable {
     public func country(at point: Coordinate, field: String = "coordinate") throws -> Match? {
         let point = try GeoQueryError.checked(point, field: field)
         let land = try index.firstRegion(containing: point)
-        if let zones, let zone = try zones.index.firstRegion(containing: point), let code = zoneCountry[zone] {
+        if let zones, let zone = try zones.index.firstRegion(containing: point), !zoneCountries[zone].isEmpty {
+            let candidates = zoneCountries[zone]
+            let code: String
+            if candidates.count == 1 {
+                code = index.names[candidates[0]]
+            } else if let land, candidates.contains(land) {
+                return Match(code: index.names[land])
+            } else if let nearest = try index.nearestRegion(
+                to: point, within: Self.candidateReach, among: { candidates.contains($0) })
+            {
+                // Natural Earth's land is a country the zone does not reach
+                // (its border is off there), or the point is off its land:
+                // the nearest country the zone may give.
+                code = index.names[nearest.region]
+            } else {
+                code = index.names[candidates[0]]
+            }
             if land != nil { return Match(code: code) }
             let coast = try index.nearestRegion(to: point, within: Self.territorialSea)
             return Match(code: code, distanceOffshore: coast?.distance)
@@ -87,6 +110,11 @@ public struct CountryBorders: Sendable {
         return Match(code: index.names[region], distanceOffshore: distance)
     }
 
+    /// How far a shared zone's point looks for one of the zone's countries
+    /// when Natural Earth's land there is another's: the zones reach 12 nm
+    /// out to sea, and Natural Earth's borders are off by a few km at most.
+    static let candidateReach = 50_000.0
+
     /// The country by Natural Earth alone (land, then the 12-mile sea).
     public func naturalEarthCountry(at point: Coordinate) throws -> Match? {
         try CountryBorders(index: index).country(at: point)
@@ -95,7 +123,7 @@ public struct CountryBorders: Sendable {
     private init(index: PolygonIndex) {
         self.index = index
         zones = nil
-        zoneCountry = []
+        zoneCountries = []
     }
 
     static func isAlpha2(_ name: String) -> Bool {

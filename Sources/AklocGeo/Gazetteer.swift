@@ -1,4 +1,5 @@
 import AklocCore
+import Synchronization
 
 /// The populated places of data/places.bin (GeoNames, docs/geodata.md):
 /// nearest place, places within a radius, and name search.
@@ -31,6 +32,14 @@ public struct Gazetteer: Sendable {
     let admin1Count: Int
     let zoneCount: Int
     let indexCount: Int
+    /// Countries a filtered search found no place in (Antarctica has none in
+    /// cities5000): such a search visits every record (10 ms), so the answer
+    /// is remembered. A lock-protected set shared by copies of the gazetteer.
+    private let placeless = PlacelessCountries()
+
+    final class PlacelessCountries: Sendable {
+        let keys = Mutex<Set<UInt16>>([])
+    }
 
     /// Checks the header of a mapped places file; the bytes must outlive the gazetteer.
     public init(_ bytes: UnsafeRawBufferPointer) throws(GeoDataReader.Error) {
@@ -170,9 +179,13 @@ public struct Gazetteer: Sendable {
             }
             filter = key
         }
+        if let filter, placeless.keys.withLock({ $0.contains(filter) }) { return nil }
         var search = NearestSearch(target: point.unitVector)
         try search.visit(self, 0, count, filter)
-        guard search.best >= 0 else { return nil }
+        guard search.best >= 0 else {
+            if let filter { placeless.keys.withLock { _ = $0.insert(filter) } }
+            return nil
+        }
         return try place(at: search.best)
     }
 

@@ -287,6 +287,13 @@ public struct PolygonIndex: Sendable {
     public func nearestRegion(
         to point: Coordinate, within radius: Double, excluding excluded: Int? = nil
     ) throws(GeoDataReader.Error) -> (region: Int, distance: Double)? {
+        try nearestRegion(to: point, within: radius) { $0 != excluded }
+    }
+
+    /// The nearest of the regions `among` accepts, as `nearestRegion(to:within:excluding:)`.
+    public func nearestRegion(
+        to point: Coordinate, within radius: Double, among accepts: (Int) -> Bool
+    ) throws(GeoDataReader.Error) -> (region: Int, distance: Double)? {
         guard point.isValid, radius.isFinite, radius >= 0, radius <= 1_000_000 else { return nil }
         let metresPerDegree = Location.earthRadius * Double.pi / 180
         let cosLatitude = max(Trigonometry.cos(point.latitude * Double.pi / 180), 1e-6)
@@ -320,7 +327,7 @@ public struct PolygonIndex: Sendable {
                     try forEachLeaf(try topCell(column: column, row: row), overlapping: box, depth: 0) {
                         (cell) throws(GeoDataReader.Error) in
                         try forEachEntry(of: cell) { (region, _, edges) throws(GeoDataReader.Error) in
-                            guard region != excluded else { return true }
+                            guard accepts(region) else { return true }
                             try edges { ax, ay, bx, by in
                                 let distance = Self.segmentDistance(
                                     px: 0, py: 0,

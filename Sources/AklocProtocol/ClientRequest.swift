@@ -38,6 +38,8 @@ public struct ClientRequest: Sendable, Equatable {
         case reload
         /// Admin: rewrite the rule for `subject` (a user name or `@group`) and reload.
         case authorize(subject: String, rule: AuthorizationRule)
+        /// Places, countries and time zones (GeoRequest.swift).
+        case geo(GeoRequest)
 
         /// The wire `op` name.
         public var name: String {
@@ -45,6 +47,7 @@ public struct ClientRequest: Sendable, Equatable {
             case .status: "status"
             case .reload: "reload"
             case .authorize: "authorize"
+            case .geo(let request): request.name
             case .engine(let request):
                 switch request {
                 case .startUpdatingLocation: "startUpdatingLocation"
@@ -74,6 +77,7 @@ public struct ClientRequest: Sendable, Equatable {
             case (.status, .status), (.reload, .reload): true
             case (.authorize(let s1, let r1), .authorize(let s2, let r2)): s1 == s2 && r1 == r2
             case (.engine(let a), .engine(let b)): sameRequest(a, b)
+            case (.geo(let a), .geo(let b)): a == b
             default: false
             }
         }
@@ -83,6 +87,7 @@ public struct ClientRequest: Sendable, Equatable {
     public static let operationNames = [
         "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
         "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
+        "reverseGeocode", "searchPlaces", "countries",
     ]
 
     /// `requestLocation` waits this long when the request names no `timeout`.
@@ -134,6 +139,8 @@ extension ClientRequest {
             writer.string(subject)
             writer.raw(",\"status\":")
             writer.string(rule.rawValue)
+        case .geo(let request):
+            request.write(to: &writer)
         case .engine(let request):
             switch request {
             case .startUpdatingLocation(let policy, let everyEpoch):

@@ -135,6 +135,8 @@ extension ClientRequest {
                 throw ProtocolError(.badRequest, "\"status\" must be \"always\", \"whenInUse\" or \"deny\"")
             }
             return .authorize(subject: subject, rule: rule)
+        case "reverseGeocode", "searchPlaces", "countries":
+            return .geo(try GeoRequest.decode(op: op, args.members))
         default:
             let shown = op.count > 64 ? String(op.prefix(64)) + "…" : op
             throw ProtocolError(.unknownOp, "unknown op \"\(shown)\"")

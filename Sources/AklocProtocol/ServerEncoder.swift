@@ -150,6 +150,7 @@ public enum ServerEncoder {
             writer.number(longitude)
             writer.byte(UInt8(ascii: "}"))
         case .time(let time): writer.time(time)
+        case .json(let bytes): writer.bytes += bytes
         }
     }
 
@@ -204,7 +205,7 @@ extension Engine.Event {
         case .didUpdateLocation(_, let afterTimeInterval):
             afterTimeInterval == nil ? "didUpdateLocation/epoch" : "didUpdateLocation"
         case .change(let keyPath, _, _):
-            keyPath.isLocation ? "change/\(keyPath)" : nil
+            keyPath.revealsLocation ? "change/\(keyPath)" : nil
         case .didGetFirstLocation, .didGetError, .didGetNotification:
             nil
         }

@@ -72,6 +72,7 @@ enum AklocCLI {
         [
             StatusCommand.self, WatchCommand.self, GetCommand.self, RequestLocationCommand.self,
             PauseCommand.self, ResumeCommand.self, ReloadCommand.self, AuthorizeCommand.self, HelpCommand.self,
+            WhereCommand.self, SearchCommand.self, CountryCommand.self,
         ]
     }
 

@@ -21,7 +21,8 @@ struct WatchCommand: Command {
           --distance M    under --max, deliver only after moving M metres (default 0: off)
           --accuracy M    skip fixes with a horizontal accuracy worse than M metres (default 0: off)
           --every-epoch   also print every epoch unthrottled (without KEYPATH only)
-          --human         one readable line per event instead of NDJSON
+          --human         one readable line per event instead of NDJSON, locations with the
+                          place they are near ("near Enkhuizen", from reverseGeocode)
 
         Each event is printed as one line, exactly as the daemon sent it, and flushed at once.
         Stops with status 0 on Ctrl-C or a closed stdout, 69 when the daemon goes away.
@@ -87,38 +88,59 @@ struct WatchCommand: Command {
         // The daemon announces the first fix (didGetFirstLocation) and then
         // delivers that same fix as the first update; a person needs it once.
         var announcedFirstFix: JSONValue?
+        // A person reads where the fix is too ("near Enkhuizen"), which takes
+        // a reverseGeocode per line; events that arrive meanwhile wait here.
+        var backlog: [([UInt8], String, [String: JSONValue])] = []
+        var namer = PlaceNamer()
         let emit = { (line: [UInt8], name: String, fields: [String: JSONValue]) throws(CLIError) in
-            if human {
-                if name == "didGetFirstLocation" { announcedFirstFix = fields["location"] }
-                if name == "didUpdateLocation", fields["afterTimeInterval"] == nil,
-                    let announced = announcedFirstFix, fields["location"] == announced
-                {
-                    announcedFirstFix = nil
-                    return
-                }
-                if let text = Formatting.eventLine(name: name, fields: fields) { Output.line(text) }
-            } else {
-                Output.line(bytes: line)
+            guard human else { return Output.line(bytes: line) }
+            if name == "didGetFirstLocation" { announcedFirstFix = fields["location"] }
+            if name == "didUpdateLocation", fields["afterTimeInterval"] == nil,
+                let announced = announcedFirstFix, fields["location"] == announced
+            {
+                announcedFirstFix = nil
+                return
             }
+            if name == "change", let address = fields["new"]?["formattedAddress"]?.stringValue {
+                return Output.line("\(Formatting.clock(nil))  \(fields["keyPath"]?.stringValue ?? "?") = \(address)")
+            }
+            guard var text = Formatting.eventLine(name: name, fields: fields) else { return }
+            let location = fields["location"] ?? (fields["new"]?["latitude"] != nil ? fields["new"] : nil)
+            if let location, let note = namer.note(for: location, connection, backlog: &backlog) {
+                text += "  \(note)"
+            }
+            Output.line(text)
+        }
+        // While a request is answered, events wait (a human line's lookup
+        // must not read the request's reply).
+        let hold = { (line: [UInt8], name: String, fields: [String: JSONValue]) throws(CLIError) in
+            if human { backlog.append((line, name, fields)) } else { try emit(line, name, fields) }
         }
         if keyPaths.isEmpty {
             var arguments: [String: JSONValue] = [:]
             if !policy.isEmpty { arguments["policy"] = .object(policy) }
             if everyEpoch { arguments["everyEpoch"] = true }
-            _ = try connection.call(op: "startUpdatingLocation", arguments, onEvent: emit)
+            _ = try connection.call(op: "startUpdatingLocation", arguments, onEvent: hold)
         } else {
             for keyPath in keyPaths {
                 var arguments: [String: JSONValue] = ["keyPath": .string(keyPath), "options": ["initial"]]
                 if !policy.isEmpty { arguments["policy"] = .object(policy) }
-                _ = try connection.call(op: "observe", arguments, onEvent: emit)
+                _ = try connection.call(op: "observe", arguments, onEvent: hold)
             }
         }
         connection.setTimeout(0)
         var stopping = false
-        while let (line, message) = try connection.nextMessage() {
-            guard case .event(let name, let fields) = message else { continue }
-            try emit(line, name, fields)
-            if name == "didGetNotification", fields["notification"] == "daemonStopping" { stopping = true }
+        while true {
+            let event: ([UInt8], String, [String: JSONValue])
+            if !backlog.isEmpty {
+                event = backlog.removeFirst()
+            } else {
+                guard let (line, message) = try connection.nextMessage() else { break }
+                guard case .event(let name, let fields) = message else { continue }
+                event = (line, name, fields)
+            }
+            try emit(event.0, event.1, event.2)
+            if event.1 == "didGetNotification", event.2["notification"] == "daemonStopping" { stopping = true }
         }
         throw .unreachable(stopping ? "aklocd is stopping" : "aklocd closed the connection")
     }

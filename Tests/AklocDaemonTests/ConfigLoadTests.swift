@@ -71,7 +71,10 @@ import Testing
     /// The commented-out values document the defaults: uncommenting every
     /// `#key = value` line (except the example rules) must change nothing.
     @Test func documentedValuesAreTheDefaults() throws {
-        let examples = ["#alice = always", "#@staff = when-in-use", "#device = /dev/ttyACM0"]
+        // data-dir shows the fallback path, not the default (unset: beside the prefix first).
+        let examples = [
+            "#alice = always", "#@staff = when-in-use", "#device = /dev/ttyACM0", "#data-dir = /usr/share/akloc",
+        ]
         var keys: Set<String> = []
         let uncommented = try shippedText.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             guard line.hasPrefix("#"), line.contains(" = "), !line.hasPrefix("# "), !examples.contains(String(line))

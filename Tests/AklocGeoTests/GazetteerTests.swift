@@ -168,6 +168,14 @@ import Testing
         let nowhere = try Self.gazetteer.placemark(at: zurich, country: ("QQ", nil))
         #expect(nowhere.locality == nil && nowhere.isoCountryCode == "QQ")
         #expect(nowhere.formattedAddress == "QQ")
+        // A country without places is remembered as such (the search that
+        // finds none visits every record); the answers stay the same.
+        let pole = Coordinate(latitude: -85, longitude: 40)
+        for _ in 0..<2 {
+            #expect(try Self.gazetteer.nearest(to: pole, countryCode: "AQ") == nil)
+            #expect(try Self.gazetteer.nearest(to: pole, countryCode: "ZA")?.countryCode == "ZA")
+            #expect(try Self.gazetteer.placemark(at: pole, country: ("AQ", "Antarctica")).locality == nil)
+        }
     }
 
     @Test func badCoordinatesAndCountryCodesAreRefused() {

@@ -31,8 +31,12 @@ import Testing
             }
         }
         let count = Double(BorderData.airports.count)
-        print("zone identical \(sameZone), same offsets \(sameOffsets) of \(BorderData.airports.count)")
-        print(disagreements.sorted { $0.value > $1.value }.prefix(30))
+        let commonest = disagreements.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(12)
+            .map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        print(
+            "zones vs airportsdata: identical \(sameZone), same UTC offsets in January and July \(sameOffsets) of "
+                + "\(BorderData.airports.count) (\(String(format: "%.2f %%", Double(sameOffsets) / count * 100))); "
+                + "commonest disagreements (reference->ours): \(commonest)")
         #expect(Double(sameOffsets) / count >= 0.99)
     }
 }

@@ -11,16 +11,18 @@ struct FleetReport {
     var options: Options
     var machine: Machine
 
-    /// The fleet section of `text`, markers included, if it has one.
-    static func section(of text: String) -> String? {
+    /// The fleet section of `text` (or the one between other markers, such
+    /// as the geo lookups'), markers included, if it has one.
+    static func section(of text: String, begin: String = begin, end: String = end) -> String? {
         guard let start = text.range(of: begin), let stop = text.range(of: end, range: start.upperBound..<text.endIndex)
         else { return nil }
         return String(text[start.lowerBound..<stop.upperBound])
     }
 
-    /// `text` with its fleet section replaced by `section`, or `section` appended.
-    static func splice(_ section: String, into text: String) -> String {
-        if let old = FleetReport.section(of: text), let range = text.range(of: old) {
+    /// `text` with its fleet section (or the one between other markers)
+    /// replaced by `section`, or `section` appended.
+    static func splice(_ section: String, into text: String, begin: String = begin, end: String = end) -> String {
+        if let old = FleetReport.section(of: text, begin: begin, end: end), let range = text.range(of: old) {
             return text.replacingCharacters(in: range, with: section)
         }
         let body = text.hasSuffix("\n") || text.isEmpty ? text : text + "\n"

@@ -5,123 +5,246 @@ import Foundation
     import Glibc
 #endif
 
-/// `akloc-bench geo [data/places.bin]`: the gazetteer's lookup times and the
-/// pages of the mapped file they touch, as aklocd will map it (read-only,
-/// MADV_RANDOM so the kernel maps only the faulted page, no fault-around).
+/// `akloc-bench geo [--out FILE] [--command CMD] [DATA_DIR]`: the geo
+/// lookups' times (DESIGN §7: reverseGeocode, searchPlaces, country and time
+/// zone of a point, p50/p99) and the resident pages of the data files they
+/// touch, mapped as aklocd maps them (read-only, MADV_RANDOM so the kernel
+/// maps only the faulted page, no fault-around). With `--out`, the geo
+/// section of that file (between its markers) is replaced.
 enum GeoBench {
-    static func main(path: String) -> Never {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { fail("cannot open \(path)") }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { fail("cannot stat \(path)") }
-        let size = Int(info.st_size)
-        guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
-            fail("cannot map \(path)")
+    static let begin = "<!-- akloc-bench geo: begin -->"
+    static let end = "<!-- akloc-bench geo: end -->"
+    /// Timed rounds per lookup; the report gives the median round's p50 and p99.
+    static let rounds = 5
+
+    /// One data file, mapped.
+    struct Mapping {
+        var path: String
+        var base: UnsafeMutableRawPointer
+        var size: Int
+        var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: size) }
+
+        init(_ path: String) {
+            let fd = open(path, O_RDONLY)
+            guard fd >= 0 else { GeoBench.fail("cannot open \(path)") }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { GeoBench.fail("cannot stat \(path)") }
+            size = Int(info.st_size)
+            guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
+                GeoBench.fail("cannot map \(path)")
+            }
+            close(fd)
+            self.path = path
+            self.base = base
+            _ = madvise(base, size, MADV_RANDOM)
         }
-        close(fd)
-        _ = madvise(base, size, MADV_RANDOM)
-        let bytes = UnsafeRawBufferPointer(start: base, count: size)
-        let start = residentKiB(base)
+
+        /// Drops the mapping's pages from this process and the file's clean
+        /// pages from the page cache, so the next lookups show what they
+        /// touch: the kernel then reads and maps small folios (64 KiB here)
+        /// rather than the 2 MiB ones a file read whole ends up in.
+        func dropPages() {
+            munmap(base, size)
+            let fd = open(path, O_RDONLY)
+            _ = posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED))
+            let again = mmap(base, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0)
+            close(fd)
+            guard again == base else { GeoBench.fail("cannot remap \(path)") }
+            _ = madvise(base, size, MADV_RANDOM)
+        }
+    }
+
+    struct Row {
+        var name: String
+        var count: Int
+        var p50: Double
+        var p99: Double
+        var target: String
+    }
+
+    static func main(arguments: [String]) -> Never {
+        var output: String?
+        var command = "akloc-bench geo"
+        var dataDir = Options.packageRoot + "/data"
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--out":
+                guard let value = rest.popFirst() else { fail("--out needs a file") }
+                output = value
+            case "--command":
+                guard let value = rest.popFirst() else { fail("--command needs a text") }
+                command = value
+            default: dataDir = argument
+            }
+        }
+        let placesFile = Mapping(dataDir + "/places.bin")
+        let bordersFile = Mapping(dataDir + "/borders.bin")
+        let zonesFile = Mapping(dataDir + "/timezones.bin")
+        let files = [placesFile, bordersFile, zonesFile]
+        let zoneCountries = (try? Data(contentsOf: URL(fileURLWithPath: dataDir + "/zone-countries.tsv"))) ?? Data()
+        let zoneCountriesBytes = UnsafeMutableRawBufferPointer.allocate(byteCount: zoneCountries.count, alignment: 8)
+        _ = zoneCountries.copyBytes(to: zoneCountriesBytes.bindMemory(to: UInt8.self))
+        for file in files { file.dropPages() }
         let gazetteer: Gazetteer
-        do { gazetteer = try Gazetteer(bytes) } catch { fail("\(path): \(error)") }
-        print("file: \(path), \(size) bytes, \(gazetteer.count) places")
-        print("resident after open: \(residentKiB(base) - start) KiB")
+        let zones: TimeZoneBorders
+        let borders: CountryBorders
+        do {
+            gazetteer = try Gazetteer(placesFile.bytes)
+            zones = try TimeZoneBorders(zonesFile.bytes)
+            borders = try CountryBorders(
+                bordersFile.bytes, zones: zones, zoneCountries: UnsafeRawBufferPointer(zoneCountriesBytes))
+        } catch { fail("\(dataDir): \(error)") }
+        /// What the daemon does for a fix: country, zone, then the nearest place in that country.
+        func reverseGeocode(_ point: Coordinate) {
+            let country = try? borders.country(at: point)
+            _ = try? zones.zone(at: point)
+            _ = try? gazetteer.placemark(at: point, country: country.map { ($0.code, nil) })
+        }
+        func resident() -> [Int] { files.map { residentKiB($0.base) } }
+        var memory: [(String, [Int])] = [("after opening the three files", resident())]
 
         var random = SystemRandomNumberGenerator()
-        func randomPoint() -> Coordinate {
-            let z = Double.random(in: -1...1, using: &random)
-            return Coordinate(latitude: asin(z) * 180 / .pi, longitude: Double.random(in: -180..<180, using: &random))
-        }
-        // Points near real places: where people are.
-        var anchors: [PopulatedPlace] = []
-        for _ in 0..<1000 { anchors.append(try! gazetteer.place(at: Int.random(in: 0..<gazetteer.count))) }
-        munmapAndRemap(base, size, path)
-        _ = try? gazetteer.placemark(at: anchors[0].coordinate)
-        print("resident after one reverse geocode (cold mapping): \(residentKiB(base)) KiB")
-        // A moving receiver: every fix of the IJsselmeer boat capture.
-        munmapAndRemap(base, size, path)
-        let track = Options.packageRoot + "/Tests/Fixtures/geo/ijsselmeer-track.csv"
-        let fixes = ((try? String(contentsOfFile: track, encoding: .utf8)) ?? "").split(separator: "\n").dropFirst()
-            .compactMap { line -> Coordinate? in
-                let fields = line.split(separator: ",")
-                guard fields.count >= 2, let lat = Double(fields[0]), let lon = Double(fields[1]) else { return nil }
-                return Coordinate(latitude: lat, longitude: lon)
-            }
-        report("reverse geocode along the boat track", fixes) {
-            _ = try? gazetteer.placemark(at: $0, country: ("NL", nil))
-        }
-        print("resident after the boat track's \(fixes.count) reverse geocodes: \(residentKiB(base)) KiB")
-        munmapAndRemap(base, size, path)
+        let track = loadPoints(Options.packageRoot + "/Tests/Fixtures/geo/ijsselmeer-track.csv", column: 0)
+        reverseGeocode(track[0])
+        memory.append(("after one reverseGeocode", resident()))
+        for point in track { reverseGeocode(point) }
+        memory.append(("after the IJsselmeer boat track (\(track.count) fixes)", resident()))
 
-        let nearPoints = (0..<10_000).map { i -> Coordinate in
+        // Points within about 5 km of real places (where people are), every
+        // reference airport (coasts and borders), and points uniform on the sphere.
+        let anchors = (0..<1000).map { _ in try! gazetteer.place(at: Int.random(in: 0..<gazetteer.count)) }
+        let nearPlaces = (0..<10_000).map { i -> Coordinate in
             let a = anchors[i % anchors.count].coordinate
             return Coordinate(
                 latitude: max(-90, min(90, a.latitude + Double.random(in: -0.05...0.05, using: &random))),
                 longitude: max(-180, min(180, a.longitude + Double.random(in: -0.05...0.05, using: &random))))
         }
-        report("nearest (near places)", nearPoints) { _ = try? gazetteer.nearest(to: $0) }
-        report("nearest (uniform on the sphere)", (0..<10_000).map { _ in randomPoint() }) {
-            _ = try? gazetteer.nearest(to: $0)
+        let airports = loadPoints(Options.packageRoot + "/Tests/Fixtures/geo/airports-icao.csv", column: 1)
+        let uniform = (0..<10_000).map { _ -> Coordinate in
+            let z = Double.random(in: -1...1, using: &random)
+            return Coordinate(latitude: asin(z) * 180 / .pi, longitude: Double.random(in: -180..<180, using: &random))
         }
-        let inCountry = nearPoints.enumerated().map { ($0.element, anchors[$0.offset % anchors.count].countryCode) }
-        report("nearest in the point's country", inCountry) { _ = try? gazetteer.nearest(to: $0.0, countryCode: $0.1) }
-        report("nearest in NL from anywhere (worst case)", Array(nearPoints.prefix(1000))) {
-            _ = try? gazetteer.nearest(to: $0, countryCode: "NL")
-        }
-        report("reverse geocode (placemark)", nearPoints) { _ = try? gazetteer.placemark(at: $0) }
-        print("resident after 41 000 lookups around the world: \(residentKiB(base)) KiB")
-        munmapAndRemap(base, size, path)
-
+        let borderPoints = airports + uniform
         let queries = (0..<2000).map { i -> (String, Coordinate) in
             let anchor = anchors[i % anchors.count]
-            let folded = TextFolding.fold(anchor.name)
-            return (String(folded.prefix(Int.random(in: 3...6, using: &random))), anchor.coordinate)
+            return (
+                String(TextFolding.fold(anchor.name).prefix(Int.random(in: 3...6, using: &random))), anchor.coordinate
+            )
         }
-        for pass in ["cold", "warm"] {
-            report("\(pass): searchPlaces 3-6 letters within 10 km", queries) {
+        let oneLetter = (0..<200).map { _ in (["s", "a", "m"].randomElement()!, uniform.randomElement()!) }
+
+        var rows: [Row] = []
+        rows.append(
+            measure(
+                "reverseGeocode (country, zone, nearest place in the country), near places", nearPlaces, "≤ 20 µs",
+                reverseGeocode))
+        rows.append(measure("reverseGeocode, uniform on the sphere", uniform, "≤ 20 µs", reverseGeocode))
+        rows.append(
+            measure("placemark alone (nearest place), near places", nearPlaces, "") {
+                _ = try? gazetteer.placemark(at: $0)
+            })
+        rows.append(
+            measure("country of a point (airports + uniform)", borderPoints, "≤ 20 µs") {
+                _ = try? borders.country(at: $0)
+            })
+        rows.append(
+            measure("time zone of a point (airports + uniform)", borderPoints, "≤ 20 µs") {
+                _ = try? zones.zone(at: $0)
+            })
+        rows.append(
+            measure("searchPlaces, 3–6 letters, within 10 km", queries, "≤ 1 ms") {
                 _ = try? gazetteer.searchPlaces($0.0, near: $0.1, within: 10_000, limit: 10)
-            }
-            report("\(pass): searchPlaces 3-6 letters anywhere", queries) {
+            })
+        rows.append(
+            measure("searchPlaces, 3–6 letters, anywhere", queries, "≤ 1 ms") {
                 _ = try? gazetteer.searchPlaces($0.0, near: $0.1, within: 0, limit: 10)
-            }
-            report(
-                "\(pass): searchPlaces 1 letter anywhere",
-                (0..<200).map { _ in (["s", "a", "m"].randomElement()!, randomPoint()) }
-            ) {
+            })
+        rows.append(
+            measure("searchPlaces, 1 letter, anywhere (worst case)", oneLetter, "") {
                 _ = try? gazetteer.searchPlaces($0.0, near: $0.1, within: 0, limit: 10)
-            }
-            if pass == "cold" { print("resident after 4 200 searches: \(residentKiB(base)) KiB") }
+            })
+        memory.append(("after every timed lookup (\(rows.reduce(0) { $0 + $1.count * rounds }) of them)", resident()))
+
+        let section = markdown(rows: rows, memory: memory, files: files, command: command)
+        print(section)
+        if let output {
+            let existing = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            do {
+                try FleetReport.splice(section, into: existing, begin: begin, end: end)
+                    .write(toFile: output, atomically: true, encoding: .utf8)
+            } catch { fail("cannot write \(output): \(error)") }
         }
         exit(0)
     }
 
-    /// Drops the mapping's pages from this process and the file's clean pages
-    /// from the page cache, so the next lookups show what they touch: the
-    /// kernel then reads and maps small folios (64 KiB here) rather than the
-    /// 2 MiB ones a file written or read whole ends up in.
-    static func munmapAndRemap(_ base: UnsafeMutableRawPointer, _ size: Int, _ path: String) {
-        munmap(base, size)
-        let fd = open(path, O_RDONLY)
-        _ = posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED))
-        let again = mmap(base, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0)
-        close(fd)
-        guard again == base else { fail("cannot remap \(path)") }
-        _ = madvise(base, size, MADV_RANDOM)
+    static func markdown(rows: [Row], memory: [(String, [Int])], files: [Mapping], command: String) -> String {
+        func us(_ value: Double) -> String {
+            value < 10 ? String(format: "%.2f", value) : String(format: "%.0f", value)
+        }
+        let names = files.map { URL(fileURLWithPath: $0.path).lastPathComponent }
+        var lines = [
+            begin,
+            "## Geo lookups (DESIGN §9; `akloc-bench geo`)",
+            "",
+            "`\(command)`, \(ISO8601DateFormatter().string(from: Date())), load \(Machine.loadAverage()).",
+            "Over the real data/*.bin, mapped read-only with MADV_RANDOM as aklocd maps them; one lookup",
+            "per input, \(rounds) rounds, the median round's p50 and p99 (µs). reverseGeocode here is",
+            "AklocGeo's part of the op (country, zone, placemark), without the socket.",
+            "",
+            "| lookup | n | p50 µs | p99 µs | target (p50) |",
+            "|---|---|---|---|---|",
+        ]
+        for row in rows {
+            lines.append("| \(row.name) | \(row.count) | \(us(row.p50)) | \(us(row.p99)) | \(row.target) |")
+        }
+        lines += [
+            "",
+            "Resident pages of the mappings (KiB, /proc/self/smaps Rss; the files' pages were dropped from",
+            "the page cache first, so these are what the lookups touched; clean file pages the kernel can",
+            "drop at any time):",
+            "",
+            "| | " + zip(names, files).map { "\($0) (\($1.size / 1024) KiB)" }.joined(separator: " | ") + " | total |",
+            "|---|" + String(repeating: "---|", count: files.count + 1),
+        ]
+        for (label, kib) in memory {
+            lines.append("| \(label) | " + kib.map(String.init).joined(separator: " | ") + " | \(kib.reduce(0, +)) |")
+        }
+        lines.append(end)
+        return lines.joined(separator: "\n")
     }
 
-    static func report<T>(_ name: String, _ inputs: [T], _ body: (T) -> Void) {
-        var times: [Int64] = []
-        times.reserveCapacity(inputs.count)
-        for input in inputs {
-            let t0 = Posix.monotonicNanos()
-            body(input)
-            times.append(Posix.monotonicNanos() - t0)
+    static func loadPoints(_ path: String, column: Int) -> [Coordinate] {
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        let points = text.split(separator: "\n").dropFirst().compactMap { line -> Coordinate? in
+            let fields = line.split(separator: ",")
+            guard fields.count > column + 1, let lat = Double(fields[column]), let lon = Double(fields[column + 1])
+            else { return nil }
+            return Coordinate(latitude: lat, longitude: lon)
         }
-        times.sort()
-        func us(_ q: Double) -> String {
-            String(format: "%.1f", Double(times[min(times.count - 1, Int(Double(times.count) * q))]) / 1000)
+        guard !points.isEmpty else { fail("no points in \(path)") }
+        return points
+    }
+
+    static func measure<T>(_ name: String, _ inputs: [T], _ target: String, _ body: (T) -> Void) -> Row {
+        var p50s: [Double] = []
+        var p99s: [Double] = []
+        var times = [Int64](repeating: 0, count: inputs.count)
+        for _ in 0..<rounds {
+            for (i, input) in inputs.enumerated() {
+                let t0 = Posix.monotonicNanos()
+                body(input)
+                times[i] = Posix.monotonicNanos() - t0
+            }
+            times.sort()
+            p50s.append(Double(times[times.count / 2]) / 1000)
+            p99s.append(Double(times[min(times.count - 1, times.count * 99 / 100)]) / 1000)
         }
-        print("\(name): n=\(times.count) p50 \(us(0.5)) µs, p99 \(us(0.99)) µs, max \(us(1.0)) µs")
+        let row = Row(
+            name: name, count: inputs.count, p50: p50s.sorted()[rounds / 2], p99: p99s.sorted()[rounds / 2],
+            target: target)
+        FileHandle.standardError.write(Data("akloc-bench geo: \(name): p50 \(row.p50) µs, p99 \(row.p99) µs\n".utf8))
+        return row
     }
 
     /// Rss of the mapping that starts at `base`, from /proc/self/smaps.

@@ -42,7 +42,7 @@ struct Options {
                akloc-bench --fleet N [--per-replay 50] [--fleet-window S] [--drain S] [--out FILE] [--cycle S]
                            [--log GPSD_LOG] [--aklocd PATH] [--command TEXT]
                akloc-bench floor GPSD_PORT SOCKET_PATH   (the floor server; the harness starts it)
-               akloc-bench geo [PLACES_FILE]             (gazetteer lookup times and pages touched)
+               akloc-bench geo [--out FILE] [DATA_DIR]   (geo lookup times and pages touched)
         """
 
     /// The boat's expected gpsd output from the shared captures when present
@@ -209,7 +209,7 @@ if arguments.first == "floor" {
     Floor.main(port: port, socketPath: arguments[2])
 }
 if arguments.first == "geo" {
-    GeoBench.main(path: arguments.count > 1 ? arguments[1] : Options.packageRoot + "/data/places.bin")
+    GeoBench.main(arguments: Array(arguments.dropFirst()))
 }
 do {
     let options = try Options.parse(arguments)

@@ -1,0 +1,15 @@
+/// `[geo]` keys (docs/configuration.md, docs/places.md).
+extension ConfigParser.State {
+    mutating func assignGeo(_ field: ConfigParser.Field) throws(ConfigError) {
+        switch field.key {
+        case "data-dir":
+            configuration.geo.dataDirectory = try field.absolutePath(
+                expected: "an absolute directory path holding places.bin, borders.bin and timezones.bin",
+                maximumBytes: 4000)
+        default:
+            throw ConfigError(
+                .unknownKey, path: path, line: field.line, section: field.section, key: field.key,
+                message: "expected one of \(Self.keys["geo", default: []].joined(separator: ", "))")
+        }
+    }
+}

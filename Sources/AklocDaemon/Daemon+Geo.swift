@@ -1,0 +1,97 @@
+import AklocCore
+import AklocGeo
+import AklocJSON
+import AklocProtocol
+
+extension Daemon {
+    /// Hands the loaded lookups to the engine (the derived key paths).
+    func attachGeo() {
+        guard let lookups = geo.lookups else { return }
+        engine.describer = GeoDescriber(lookups: lookups, timeZones: geo.timeZones)
+    }
+
+    /// The reply to `reverseGeocode`, `searchPlaces` or `countries`
+    /// (docs/places.md, docs/countries.md). Lookups on the current fix need
+    /// what `get myLocation` needs; lookups of a given point or code need nothing.
+    func geoReply(id: RequestID?, _ request: GeoRequest, for client: SubscriberID) -> [UInt8] {
+        do throws(ProtocolError) {
+            return ServerEncoder.reply(id: id, result: try geoResult(request, for: client))
+        } catch {
+            return ServerEncoder.reply(id: id, error: error)
+        }
+    }
+
+    /// Observing or getting a derived key path without geo data: `unavailable`, saying why.
+    func geoRefusal(_ request: Engine.Request) -> ProtocolError? {
+        guard geo.lookups == nil else { return nil }
+        switch request {
+        case .observe(let keyPath, _, _, _), .get(let keyPath):
+            return keyPath.isDerived ? ProtocolError(.unavailable, "\(keyPath): \(geo.unavailableReason)") : nil
+        default:
+            return nil
+        }
+    }
+
+    func geoResult(_ request: GeoRequest, for id: SubscriberID) throws(ProtocolError) -> JSONValue {
+        let lookups = try geo.available()
+        switch request {
+        case .reverseGeocode(let coordinate):
+            let point: Coordinate
+            // The zone's offset now (DESIGN §9), whatever the fix's age.
+            let time = clock.wallNow()
+            if let coordinate {
+                point = Coordinate(latitude: coordinate.latitude, longitude: coordinate.longitude)
+            } else {
+                guard let fix = try currentFix(for: id) else {
+                    throw ProtocolError(.unavailable, "no current fix; give a \"coordinate\"")
+                }
+                point = Coordinate(latitude: fix.latitude, longitude: fix.longitude)
+            }
+            let description = try geo.describe(point, at: time)
+            return ["placemark": GeoWire.placemark(description.placemark, timeZone: description.timeZone)]
+
+        case .searchPlaces(let query, let near, let within, let limit):
+            var center = near.map { Coordinate(latitude: $0.latitude, longitude: $0.longitude) }
+            if near == nil, let fix = try currentFix(for: id) {
+                center = Coordinate(latitude: fix.latitude, longitude: fix.longitude)
+            }
+            // Without a point there is no distance to limit or rank by.
+            let placemarks = try GeoService.answer {
+                try lookups.search(query, near: center, within: center == nil ? 0 : within, limit: limit)
+            }
+            let now = clock.wallNow().secondsSince1970
+            let zones = geo.timeZones
+            return [
+                "places": .array(
+                    placemarks.map { placemark in
+                        let zone = placemark.timeZone.flatMap { identifier in
+                            zones.rules(identifier).map { TimeZoneInfo(identifier: identifier, rules: $0, at: now) }
+                        }
+                        return ["placemark": GeoWire.placemark(placemark, timeZone: zone)]
+                    })
+            ]
+
+        case .countries(let selector, let locale):
+            let catalog = try locale.flatMap { (locale) throws(ProtocolError) in try geo.catalog(locale: locale) }
+            let table = lookups.countries
+            var found: [Country]
+            switch selector {
+            case .all: found = table.countries
+            case .code(let code): found = try GeoService.answer { try table.country(code: code) }.map { [$0] } ?? []
+            case .phoneCode(let phone): found = try GeoService.answer { try table.countries(phoneCode: phone) }
+            case .query(let query):
+                found = try GeoService.answer { try table.countries(matching: query, catalog: catalog) }
+            }
+            if let catalog { found = found.map { table.localized($0, catalog: catalog) } }
+            return ["countries": .array(found.map(GeoWire.country))]
+        }
+    }
+
+    /// The current fix as this client may see it (nil: none), or `notAuthorized`.
+    private func currentFix(for id: SubscriberID) throws(ProtocolError) -> Location? {
+        switch engine.visibleLocation(for: id) {
+        case .success(let fix): return fix
+        case .failure(let error): throw ProtocolError(error)
+        }
+    }
+}

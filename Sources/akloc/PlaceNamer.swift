@@ -1,0 +1,55 @@
+import AklocCore
+import AklocJSON
+import AklocProtocol
+
+/// The place note of `watch --human` ("near Enkhuizen"): a reverseGeocode
+/// of the line's location, reused while the fix stays within 200 m of the
+/// last one asked about. Without geo data in the daemon it asks once and
+/// then stays quiet.
+struct PlaceNamer {
+    static let reuseDistance = 200.0
+
+    private var last: (latitude: Double, longitude: Double, note: String?)?
+    private var disabled = false
+
+    /// The note for a location object; events read while waiting for the
+    /// answer go to `backlog`, in order.
+    mutating func note(
+        for location: JSONValue, _ connection: DaemonConnection,
+        backlog: inout [([UInt8], String, [String: JSONValue])]
+    ) -> String? {
+        guard !disabled, let latitude = location["latitude"]?.doubleValue,
+            let longitude = location["longitude"]?.doubleValue
+        else { return nil }
+        if let last,
+            Location.distance(
+                latitude: last.latitude, longitude: last.longitude, toLatitude: latitude, longitude: longitude)
+                < Self.reuseDistance
+        {
+            return last.note
+        }
+        // A daemon that cannot answer (gone, no geo data) only costs the note:
+        // the watch goes on and reports a closed connection itself.
+        do throws(CLIError) {
+            let id = try connection.send(
+                op: "reverseGeocode", ["coordinate": ["latitude": .double(latitude), "longitude": .double(longitude)]])
+            while let (line, message) = try connection.nextMessage() {
+                switch message {
+                case .reply(let replyID, let result) where replyID == id:
+                    guard case .success(let value) = result else { break }
+                    let note = value["placemark"]?["locality"]?.stringValue.map { "near \($0)" }
+                    last = (latitude, longitude, note)
+                    return note
+                case .event(let name, let fields):
+                    backlog.append((line, name, fields))
+                    continue
+                case .reply, .hello:
+                    continue
+                }
+                break
+            }
+        } catch {}
+        disabled = true
+        return nil
+    }
+}
