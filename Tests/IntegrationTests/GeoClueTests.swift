@@ -270,9 +270,17 @@ struct GeoClueTests {
             SharedMemory.removeGPSDSegments(port: port)
         }
         let feed = try SocketClient.connect(path: stage.nmeaPath)
+        // gpsd refuses a device another process has open: the test opens
+        // the FIFO only once gpsd holds it (-n: gpsd opens it at start).
+        let holdsFIFO = eventually(timeout: 10) {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(gpsd.pid)/fd")) ?? []
+            return fds.contains {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(gpsd.pid)/fd/\($0)")) == fifo
+            }
+        }
+        try #require(holdsFIFO, "gpsd never opened \(fifo): \(gpsd.stderr())")
         #expect(eventually(timeout: 10) { FreePort.isListening(port) }, "gpsd: \(gpsd.stderr())")
-        // Opened once gpsd has it open (gpsd refuses a device someone
-        // else has open), read-write, so the test holds a reader too: gpsd opening and
+        // Read-write, so the test holds a reader too: gpsd opening and
         // closing the device while it probes can never make a write EPIPE
         // (or SIGPIPE), and a write never blocks on a full FIFO.
         let writer = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC)
@@ -294,7 +302,9 @@ struct GeoClueTests {
             guard let lat = tpv["lat"] as? Double, let lon = tpv["lon"] as? Double else { return nil }
             return (lat, lon)
         }
-        #expect(positions.count >= 10, "gpsd decoded \(positions.count) positions from \(sentences.count) sentences")
+        #expect(
+            positions.count >= 10,
+            "gpsd decoded \(positions.count) positions from \(sentences.count) sentences: \(gpsd.stderr())")
         let reference = stage.referencePositions()
         for (lat, lon) in positions {
             #expect(GeoClueStage.isReplayed(lat, lon, in: reference), "gpsd decoded \(lat), \(lon), not a replayed fix")
