@@ -99,11 +99,9 @@ final class GeoClueStage {
         reference.contains { abs($0.0 - latitude) <= tolerance && abs($0.1 - longitude) <= tolerance }
     }
 
-    /// GeoClue's own client for `seconds`, with its options.
-    func startWhereAmI(_ arguments: [String] = [], seconds: Int, as user: SystemAccounts.User? = nil) throws
-        -> TestProcess
-    {
-        let command = [Self.whereAmI, "-t", String(seconds)] + arguments
+    /// `command` on the private bus, as `user` (through setpriv, no
+    /// supplementary groups) when given.
+    func launch(_ command: [String], as user: SystemAccounts.User?) throws -> TestProcess {
         guard let user else {
             return try TestProcess(command[0], Array(command.dropFirst()), environment: bus.environment)
         }
@@ -111,6 +109,24 @@ final class GeoClueStage {
             TestProcess.which("setpriv") ?? "/usr/bin/setpriv",
             ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", "--"] + command,
             environment: bus.environment)
+    }
+
+    /// Whether aklocd has said it owns the name (bounded wait).
+    func servesTheName(timeout: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if daemon.process.stderr().contains("serving org.freedesktop.GeoClue2 on the system bus") { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    /// GeoClue's own client for `seconds`, with its options.
+    func startWhereAmI(_ arguments: [String] = [], seconds: Int, as user: SystemAccounts.User? = nil) throws
+        -> TestProcess
+    {
+        let command = [Self.whereAmI, "-t", String(seconds)] + arguments
+        return try launch(command, as: user)
     }
 
     /// `gdbus call` on the private bus; its stdout, or a failure with stderr.
@@ -198,13 +214,7 @@ final class GeoClueStage {
         let command =
             [Self.python, "-I", "-c", Self.pythonClient]
             + [count, Int(level), Int(timeThreshold), Int(distanceThreshold), seconds].map(String.init)
-        guard let user else {
-            return try TestProcess(command[0], Array(command.dropFirst()), environment: bus.environment)
-        }
-        return try TestProcess(
-            TestProcess.which("setpriv") ?? "/usr/bin/setpriv",
-            ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", "--"] + command,
-            environment: bus.environment)
+        return try launch(command, as: user)
     }
 
     /// The JSON lines a Python client printed.

@@ -30,10 +30,7 @@ struct GeoClueTests {
         guard GeoClueStage.requireTools() else { return }
         let stage = try GeoClueStage()
         defer { stage.tearDown() }
-        #expect(
-            eventually(timeout: 10) {
-                stage.daemon.process.stderr().contains("serving org.freedesktop.GeoClue2 on the system bus")
-            })
+        #expect(stage.servesTheName())
         #expect(
             try stage.property("/org/freedesktop/GeoClue2/Manager", "Manager", "AvailableAccuracyLevel")
                 == "(<uint32 8>,)")
@@ -325,10 +322,7 @@ struct GeoClueTests {
         guard GeoClueStage.requireTools() else { return }
         let stage = try GeoClueStage()
         defer { stage.tearDown() }
-        #expect(
-            eventually(timeout: 10) {
-                stage.daemon.process.stderr().contains("serving org.freedesktop.GeoClue2 on the system bus")
-            })
+        #expect(stage.servesTheName())
         let second = try DaemonProcess(
             gpsdPort: stage.fake.port, config: "[geoclue]\nenable = yes\n", environment: stage.bus.environment)
         defer { second.stop() }
