@@ -35,6 +35,10 @@ INSTALL_BIN_DIR ?=
 # In DEB_PACKAGES too, as `make test` builds the package.
 DEB_BUILD_PACKAGES := build-essential scdoc debhelper dpkg-dev pkgconf lintian man-db
 
+# `akloc map` serves Debian's Leaflet; its browser tests (make test-map) drive
+# real headless Chromium through chromedriver with Debian's Selenium.
+MAP_PACKAGES := libjs-leaflet chromium chromium-driver python3-selenium
+
 # Every Debian package the project uses: libraries to build against, and the
 # real gpsd, gpsfake, gpspipe and systemd tools the tests drive. The MQTT
 # tests start their own mosquitto brokers (never the packaged service) and
@@ -42,6 +46,8 @@ DEB_BUILD_PACKAGES := build-essential scdoc debhelper dpkg-dev pkgconf lintian m
 # aklocd links no Foundation (scripts/check-no-foundation.sh). The geo lookups
 # read country names from iso-codes and offsets from tzdata (docs/geodata.md);
 # GeoLookupTests check the calling codes against python3-phonenumbers.
+# The track export tests read akloc's GPX with gpxpy and gpxinfo, and its
+# GeoJSON with python3-geojson (docs/track.md).
 # The GeoClue tests (docs/desktop.md) start a private system bus (dbus:
 # dbus-daemon), run GeoClue's own where-am-i (geoclue-2-demo), compare with
 # GeoClue's interface XML (geoclue-2.0), call with gdbus (libglib2.0-bin) and
@@ -50,11 +56,12 @@ DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-g
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
                 python3 python3-venv iso-codes tzdata python3-phonenumbers \
-                dbus geoclue-2.0 geoclue-2-demo libglib2.0-bin python3-dbus $(DEB_BUILD_PACKAGES)
+                python3-gpxpy gpxinfo python3-geojson \
+                dbus geoclue-2.0 geoclue-2-demo libglib2.0-bin python3-dbus $(DEB_BUILD_PACKAGES) $(MAP_PACKAGES)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-python lint fuzz demo bench bench-quick bench-fleet install uninstall clean soak \
+.PHONY: all deps build test test-python test-map lint fuzz demo bench bench-quick bench-fleet install uninstall clean soak \
         soak-sanitizers man deb
 
 all: build
@@ -85,6 +92,7 @@ test: build lint fuzz
 	scripts/check-no-foundation.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/where-am-i-swift"
 	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) --no-parallel -Xswiftc -warnings-as-errors
 	$(MAKE) test-python
+	$(MAKE) test-map
 
 # The Python client (clients/python, docs/clients.md): installed into a fresh
 # virtual environment (pip only there, from PyPI), so a file missing from the
@@ -99,6 +107,14 @@ test-python: build
 	$(PY_VENV)/bin/mypy --strict --cache-dir $(PY_VENV)/mypy-cache clients/python/src/akloc
 	cd clients/python && AKLOC_REQUIRE_TOOLS=1 AKLOC_EXPECT_INSTALLED=1 AKLOC_BIN_DIR="$(BIN_DIR)" \
 	    $(abspath $(PY_VENV))/bin/python -m pytest -q -p no:cacheprovider tests
+
+# `akloc map` in headless Chromium against aklocd and a gpsd replay
+# (Tests/Browser/test_map.py, docs/map.md); Debian's python3-selenium, so no
+# venv. Screenshots land in $(MAP_ARTIFACTS).
+MAP_ARTIFACTS ?= .build/test-artifacts/map
+test-map: build
+	cd Tests/Browser && AKLOC_REQUIRE_TOOLS=1 AKLOC_BIN_DIR="$(BIN_DIR)" AKLOC_ARTIFACTS="$(abspath $(MAP_ARTIFACTS))" \
+	    /usr/bin/python3 -m unittest -v test_map
 
 # The churn test of `make test` (Tests/IntegrationTests/ChurnTests.swift),
 # run longer: SOAK_SECONDS of short-lived clients beside 200 steady
@@ -232,6 +248,7 @@ bench: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
 	$(BENCH_BIN_DIR)/akloc-bench --out BENCHMARKS.md --notes bench/NOTES.md --command "make bench BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
 	$(BENCH_BIN_DIR)/akloc-bench geo --out BENCHMARKS.md --command "make bench BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
+	$(BENCH_BIN_DIR)/akloc-bench track --out BENCHMARKS.md
 
 # The fleet (DESIGN §7, issue 19): FLEET_INSTANCES aklocd, one gpsfake replay
 # per 50, each an OwnTracks device into one private mosquitto on loopback; its

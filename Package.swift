@@ -21,11 +21,8 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        .systemLibrary(
-            name: "CMosquitto",
-            pkgConfig: "libmosquitto",
-            providers: [.apt(["libmosquitto-dev"])]
-        ),
+        // Header only: AklocMQTT loads libmosquitto with dlopen when [mqtt] is on.
+        .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // What Glibc's module does not export without _GNU_SOURCE; only AklocPosix imports it.
         .systemLibrary(name: "CPosix"),
         // Pure Swift, but `rounded()` and friends need libm at link time.
@@ -46,17 +43,30 @@ let package = Package(
                 "AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocSystemd", "CMosquitto",
             ]
         ),
+        // The track recorder and its journal of days (docs/track.md).
+        .target(name: "AklocTrack", dependencies: ["AklocCore", "AklocPosix", "AklocProtocol"]),
         // The GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md), on AklocSystemd's sd-bus.
         .target(name: "AklocGeoClue", dependencies: ["AklocCore", "AklocPosix", "AklocSystemd"]),
         .target(
             name: "AklocDaemon",
             dependencies: [
                 "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT", "AklocGeo",
+                "AklocTrack",
                 "AklocGeoClue",
             ]
         ),
-        .executableTarget(name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"]),
-        .executableTarget(name: "akloc", dependencies: ["AklocCore", "AklocJSON", "AklocProtocol"]),
+        // The Swift runtime linked in statically, as the Debian package ships it:
+        // 1.9 MB less resident memory per aklocd (BENCHMARKS.md, issue 19).
+        .executableTarget(
+            name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
+        .executableTarget(
+            name: "akloc", dependencies: ["AklocCore", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol"],
+            // The map page's files, compiled into the binary (docs/map.md).
+            resources: [
+                .embedInCode("MapPage/index.html"), .embedInCode("MapPage/map.js"), .embedInCode("MapPage/map.css"),
+                .embedInCode("MapPage/arrow.svg"), .embedInCode("MapPage/pin.svg"),
+            ]),
         .target(
             name: "AKLocationManager", dependencies: ["AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol"]),
         .executableTarget(
@@ -70,17 +80,22 @@ let package = Package(
         .target(name: "CBench", path: "bench/CBench"),
         .executableTarget(
             name: "akloc-bench",
-            dependencies: ["AklocCore", "AklocJSON", "AklocProtocol", "AklocGeo", "AklocTestSupport", "CBench"],
+            dependencies: [
+                "AklocCore", "AklocJSON", "AklocProtocol", "AklocGeo", "AklocTrack", "AklocTestSupport", "CBench",
+            ],
             path: "bench/akloc-bench"
         ),
         .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore", "AklocTestSupport"]),
         .testTarget(name: "AklocJSONTests", dependencies: ["AklocJSON"]),
+        // `akloc`'s own parts (the map server's parser and options).
+        .testTarget(name: "AklocCLITests", dependencies: ["akloc"]),
         .testTarget(name: "AklocProtocolTests", dependencies: ["AklocJSON", "AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocGPSDTests", dependencies: ["AklocGPSD", "AklocTestSupport"]),
         .testTarget(name: "AklocPosixTests", dependencies: ["AklocPosix", "AklocTestSupport"]),
         .testTarget(name: "AklocGeoTests", dependencies: ["AklocGeo", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
+        .testTarget(name: "AklocTrackTests", dependencies: ["AklocTrack", "AklocPosix", "AklocTestSupport"]),
         .testTarget(name: "AklocGeoClueTests", dependencies: ["AklocGeoClue", "AklocTestSupport"]),
         .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocPosix", "AklocTestSupport"]),
         .testTarget(

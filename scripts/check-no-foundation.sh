@@ -25,4 +25,10 @@ if [ -n "$found" ]; then
     echo "  (an import of Foundation in a module aklocd links; find it with: grep -rn 'import Foundation' Sources)" >&2
     exit 1
 fi
+# aklocd links the Swift runtime statically (Package.swift), where a static
+# Foundation would leave no NEEDED entry: look for its symbols too.
+if nm "$binary" 2>/dev/null | grep -q 's10Foundation\|s20FoundationEssentials'; then
+    echo "check-no-foundation: $binary has Foundation linked in statically" >&2
+    exit 1
+fi
 echo "check-no-foundation: $binary links no Foundation ($(echo "$needed" | wc -l) libraries)"

@@ -33,8 +33,10 @@ trap cleanup EXIT INT TERM
 # 5000 sentences over 147 s of fixes: 0.03 s a sentence is about real time.
 gpsfake -q -n -c 0.03 -P "$port" "$log" >"$work/gpsfake.log" 2>&1 &
 pids+=($!)
+# The geo data straight from the source tree: `watch --human` names the place.
+printf '[geo]\ndata-dir = %s/data\n' "$PWD" >"$work/akloc.conf"
 "$bin/aklocd" --socket "$socket" --gpsd "127.0.0.1:$port" --state-dir "$work/state" \
-    --config /dev/null --log-level notice 2>"$work/aklocd.log" &
+    --config "$work/akloc.conf" --log-level notice 2>"$work/aklocd.log" &
 pids+=($!)
 
 for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.1; done
@@ -46,6 +48,7 @@ aklocd is serving gpsd 127.0.0.1:$port (a boat trip replayed by gpsfake) on
 In a second terminal try:
   $bin/akloc --socket $socket status
   $bin/akloc --socket $socket watch rawLocation.coordinate
+  $bin/akloc --socket $socket where
 Fixes below are throttled: one at once, then every 5 s while the boat moves
 faster than 0.4 m/s (--min/--max/--speed change that). Ctrl-C stops the demo.
 

@@ -15,7 +15,7 @@ public enum ConfigParser {
     /// Anything bigger is not a hand-written config file.
     public static let maximumFileSize = 1 << 20
 
-    public static let sections = ["gpsd", "throttle", "authorization", "socket", "mqtt", "geo", "geoclue"]
+    public static let sections = ["gpsd", "throttle", "authorization", "socket", "mqtt", "geo", "track", "geoclue"]
 
     /// Upper bound for durations, far beyond any sensible setting but small
     /// enough that nanosecond arithmetic on the monotonic clock cannot overflow.
@@ -66,6 +66,7 @@ public enum ConfigParser {
         }
         try parser.checkIntervals()
         try parser.checkMQTT()
+        try parser.checkTrack()
         return parser.configuration
     }
 
@@ -169,6 +170,8 @@ public enum ConfigParser {
                     expected: "a size in bytes from 64K to 1G (suffixes K, M, G are powers of 1024)")
             case ("mqtt", _):
                 try assignMQTT(field)
+            case ("track", _):
+                try assignTrack(field)
             case ("geo", _):
                 try assignGeo(field)
             case ("geoclue", _):
@@ -191,6 +194,9 @@ public enum ConfigParser {
                 "enable", "host", "port", "tls", "cafile", "certfile", "keyfile", "username", "password",
                 "password-file", "client-id", "user", "device", "topic", "tid", "qos", "keepalive", "min-interval",
                 "max-interval", "update-speed", "distance-filter", "max-entries", "max-bytes", "max-age",
+            ],
+            "track": [
+                "enable", "min-interval", "distance", "heartbeat", "retention-days", "max-size", "sync-interval",
             ],
             "geo": ["data-dir"],
             "geoclue": ["enable", "nmea-socket", "nmea-socket-mode"],

@@ -2,6 +2,7 @@ import AklocCore
 import AklocGeoClue
 import AklocMQTT
 import AklocProtocol
+import AklocTrack
 
 /// aklocd's settings, as read from `akloc.conf` (docs/configuration.md).
 /// A plain value: parsing builds a new one, so a failed reload cannot
@@ -15,6 +16,8 @@ public struct Configuration: Hashable, Sendable {
     public var socket = Socket()
     /// `[mqtt]`: the forwarder to an MQTT broker (docs/mqtt.md).
     public var mqtt = MQTTSettings()
+    /// `[track]`: the track recorder (docs/track.md).
+    public var track = TrackSettings()
     /// `[geo]`: where the places, borders and time-zone data are (docs/places.md).
     public var geo = Geo()
     /// `[geoclue]`: the GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md).

@@ -7,7 +7,7 @@ extension Daemon {
     /// Hands the loaded lookups to the engine (the derived key paths).
     func attachGeo() {
         guard let lookups = geo.lookups else { return }
-        engine.describer = GeoDescriber(lookups: lookups, timeZones: geo.timeZones)
+        engine.describer = GeoDescriber(lookups: lookups, timeZones: geo.timeZones, mappings: geo.mappings)
     }
 
     /// The reply to `reverseGeocode`, `searchPlaces` or `countries`

@@ -47,8 +47,11 @@ extension Daemon {
         components = ComponentGroup([sessions, geo, server])
         try components.start()
         attachGeo()
+        try components.append(places)
         try startSource()
         try startForwarder()
+        startForwarderPlaces()
+        startRecorder()
         try startDesktop()
         switch server.listening {
         case .activated: log(.notice, "serving the socket systemd passed")
@@ -88,6 +91,8 @@ extension Daemon {
         components.stop()
         source = nil
         forwarder = nil
+        recorder = nil
+        trackSyncTimer?.cancel()
         geoClue = nil
         nmeaFeed = nil
         engineTimer?.cancel()

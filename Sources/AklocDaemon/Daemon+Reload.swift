@@ -82,5 +82,11 @@ extension Daemon {
         if new.mqtt != previous.mqtt {
             log(.notice, "[mqtt] applies at the next restart; the forwarder keeps its running settings")
         }
+        if new.track != previous.track {
+            log(.notice, "[track] applies at the next restart; the recorder keeps its running settings")
+        }
+        if new.geo != previous.geo {
+            log(.notice, "[geo] applies at the next restart; the geo data stays as loaded")
+        }
     }
 }

@@ -34,8 +34,15 @@ extension Daemon {
         case .authorize(let subject, let rule):
             guard client.isAdmin else { return refuse(request, client) }
             answer(request, client, replyTo(request, authorize(subject: subject, rule: rule)))
+        case .track(let query):
+            answer(request, client, answerTrack(query, id: request.id, from: client))
+        case .clearTrack(let before):
+            guard client.isAdmin else { return refuse(request, client) }
+            answer(request, client, clearTrack(before: before, id: request.id))
         case .geo(let geoRequest):
             answer(request, client, geoReply(id: request.id, geoRequest, for: client.id))
+        case .places(let placesRequest):
+            handle(placesRequest, id: request.id, from: client)
         }
     }
 

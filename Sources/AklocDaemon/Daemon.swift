@@ -4,6 +4,7 @@ import AklocMQTT
 import AklocPosix
 import AklocProtocol
 import AklocSystemd
+import AklocTrack
 import Dispatch
 
 /// The imperative shell (DESIGN §1): one actor whose executor is one serial
@@ -47,6 +48,8 @@ actor Daemon {
     let notifier = SystemdNotifier()
     let stateStore: StateStore?
     let startedAt: Instant
+    /// Saved places and region monitors (Daemon+Places.swift).
+    let places: PlacesService
 
     var source: (any FixSource)?
     /// The MQTT forwarder and the engine subscriber it is (Daemon+MQTT.swift).
@@ -55,6 +58,10 @@ actor Daemon {
     /// Sees each location just before the forwarder journals it (a test's
     /// window on the order of writes; nil in the daemon).
     var willForward: ((Location) -> Void)?
+    /// The track recorder and its engine subscriber (Daemon+Track.swift).
+    var recorder: TrackRecorder?
+    var recorderID: SubscriberID?
+    var trackSyncTimer: (any DaemonTimer)?
     /// `[geoclue]`: the GeoClue2 front and the NMEA feed (Daemon+GeoClue.swift).
     var geoClue: GeoClueFront?
     var nmeaFeed: NMEAFeed?
@@ -99,6 +106,7 @@ actor Daemon {
         geo = GeoService(
             directories: configuration.geo.dataDirectories(executable: ProcessEnvironment.executablePath()),
             zoneInfoDirectory: ProcessEnvironment.current()["TZDIR"] ?? "/usr/share/zoneinfo", log: log)
+        places = PlacesService(store: stateStore.map { SavedPlaceStore(stateDirectory: $0.directory) }, log: log)
     }
 
     static func engineConfiguration(_ configuration: Configuration) -> Engine.Configuration {
@@ -129,7 +137,11 @@ actor Daemon {
         // keep a copy of the engine: on the fix path a copy would make every
         // mutation of its collections copy them (copy-on-write).
         guard case .request(let subscriber, let token, let request) = input, request.changesDurableState else {
-            return perform(engine.handle(input, at: clock.now()))
+            let epochs = engine.counters.epochs
+            perform(engine.handle(input, at: clock.now()))
+            // Region monitors are fed from the epoch just delivered (Daemon+Places.swift).
+            if engine.counters.epochs != epochs { feedRegions() }
+            return
         }
         let before = engine
         let outputs = engine.handle(input, at: clock.now())
@@ -151,10 +163,12 @@ actor Daemon {
         // socket write of this step (DESIGN §8: a journal write never delays
         // the socket deliveries of the same epoch).
         var forwarded: [Engine.Event] = []
+        var tracked: [Engine.Event] = []
         for output in outputs {
             switch output {
             case .send(let ids, let event):
                 if let forwarderID, ids.contains(forwarderID) { forwarded.append(event) }
+                if let recorderID, ids.contains(recorderID) { tracked.append(event) }
                 if geoClue != nil || nmeaFeed != nil { routeDesktop(ids, event) }
                 // Encoded once, shared by every recipient's queue.
                 let bytes = ServerEncoder.event(event)
@@ -179,6 +193,7 @@ actor Daemon {
             }
         }
         for event in forwarded { forward(event) }
+        if !tracked.isEmpty { track(tracked) }
         for (id, departure) in departed { depart(id, departure) }
         updateServiceStatus()
     }

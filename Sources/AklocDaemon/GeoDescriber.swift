@@ -1,6 +1,7 @@
 import AklocCore
 import AklocGeo
 import AklocJSON
+import AklocPosix
 
 /// The engine's view of the geo lookups: a fix in, the `myPlacemark`,
 /// `country` and `timeZone` values out, already in their wire form (the
@@ -8,6 +9,8 @@ import AklocJSON
 struct GeoDescriber: LocationDescriber {
     let lookups: GeoLookups
     let timeZones: TimeZoneCatalog
+    /// The files `lookups` reads in place, kept mapped as long as this is.
+    let mappings: [MappedFile]
 
     func describe(_ location: Location) -> DerivedValues {
         let point = Coordinate(latitude: location.latitude, longitude: location.longitude)

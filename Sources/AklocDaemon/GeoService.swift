@@ -37,8 +37,8 @@ final class GeoService: Component {
     private(set) var unavailableReason = "the geo data is not loaded"
     /// The directory the data came from.
     private(set) var dataDirectory: String?
-    // The mappings back `lookups`: they must outlive it.
-    private var mappings: [MappedFile] = []
+    /// The mappings back `lookups`: whoever keeps the lookups keeps these.
+    private(set) var mappings: [MappedFile] = []
     private var catalogs: [String: MessageCatalog] = [:]
 
     init(
@@ -76,7 +76,7 @@ final class GeoService: Component {
     }
 
     func stop() {
-        // The engine may still hold the describer (it keeps the mappings alive).
+        // The engine's describer keeps its own references to the mappings.
         lookups = nil
         catalogs = [:]
         mappings = []

@@ -38,4 +38,20 @@ public enum GPSDLine {
             return .message(className: name)
         }
     }
+
+    private static let classPrefix = Array(#"{"class":""#.utf8)
+
+    /// The class a line says it is, from its opening bytes alone
+    /// (`{"class":"SKY",…`), without checking the rest; nil when the line
+    /// does not start the way gpsd's objects do.
+    public static func leadingClass<Bytes: Collection<UInt8>>(_ line: Bytes) -> String? {
+        guard line.starts(with: classPrefix) else { return nil }
+        let name = line.dropFirst(classPrefix.count).prefix { byte in
+            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+        }
+        guard !name.isEmpty, name.count <= 16 else { return nil }
+        let rest = line.dropFirst(classPrefix.count + name.count)
+        guard rest.first == 0x22 else { return nil }
+        return String(decoding: name, as: UTF8.self)
+    }
 }

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocPosix
 import Dispatch
 
 /// The daemon's gpsd client: connects through libgps, turns TPVs into
@@ -7,8 +8,10 @@ import Dispatch
 ///
 /// Confinement: a `GPSDSource` belongs to the serial `queue` it is given.
 /// Every method must be called on that queue, and every callback (`onEvent`,
-/// `log`) runs on it; the libgps fd is watched by a `DispatchSourceRead` and
-/// timers are `DispatchSourceTimer`s on the same queue, so nothing blocks the
+/// `log`) runs on it; the libgps fd is an AklocPosix `FileDescriptor` watched
+/// through the queue's one epoll instance (`EventPoller`, like every other
+/// descriptor of the daemon), timers are `DispatchSourceTimer`s on the same
+/// queue, so nothing blocks the
 /// loop except `gps_open`'s TCP connect (short on loopback). The type is not
 /// Sendable: keep it in the daemon's queue-bound state.
 ///
@@ -70,7 +73,8 @@ public final class GPSDSource {
     private var started: Bool { reconnect.state != .stopped }
     private var selector: DeviceSelector
     private var connection: LibGPSConnection?
-    private var readSource: DispatchSourceRead?
+    /// libgps's socket; closing it closes the libgps connection (`gps_close`).
+    private var descriptor: FileDescriptor?
     /// Re-runs the read loop when lines remain buffered after a full batch.
     private var drainSource: DispatchSourceUserDataAdd?
     /// The reconnect delay or the handshake deadline, whichever is pending.
@@ -114,7 +118,7 @@ public final class GPSDSource {
     }
 
     deinit {
-        readSource?.cancel()
+        descriptor?.close()
         drainSource?.cancel()
         timer?.cancel()
     }
@@ -170,15 +174,13 @@ public final class GPSDSource {
         connection = opened
         log(.debug, "TCP connection to gpsd at \(endpoint) open; waiting for VERSION")
 
-        let read = DispatchSource.makeReadSource(fileDescriptor: opened.fd, queue: queue)
-        read.setEventHandler { [weak self] in self?.readLines(generation: current) }
-        // The fd must outlive the source: close it only once the source is cancelled.
-        read.setCancelHandler { opened.close() }
-        readSource = read
+        // The watch ends before the descriptor closes, and libgps closes it.
+        let watched = FileDescriptor(adopting: opened.fd) { _ in opened.close() }
+        descriptor = watched
+        _ = watched.watch(.readable, on: queue) { [weak self] in self?.readLines(generation: current) }
         let drain = DispatchSource.makeUserDataAddSource(queue: queue)
         drain.setEventHandler { [weak self] in self?.readLines(generation: current) }
         drainSource = drain
-        read.resume()
         drain.resume()
 
         armTimer(after: handshakeTimeout) { [weak self] in
@@ -232,13 +234,13 @@ public final class GPSDSource {
 
     private func tearDown() {
         generation &+= 1
-        if let readSource {
-            readSource.cancel()  // its cancel handler closes the libgps connection
+        if let descriptor {
+            descriptor.close()  // ends the watch, then closes the libgps connection
         } else {
             connection?.close()
         }
         drainSource?.cancel()
-        readSource = nil
+        descriptor = nil
         drainSource = nil
         connection = nil
         cancelTimer()
@@ -283,7 +285,16 @@ public final class GPSDSource {
         }
     }
 
+    /// The classes whose content akloc uses; libgps parses the others
+    /// (SKY, DEVICE, WATCH, …) and nothing of them is read, so they are not
+    /// checked a second time: a SKY line is most of an epoch's bytes.
+    static let classesRead: Set<String> = ["TPV", "VERSION", "ERROR"]
+
     private func handleLine(from connection: LibGPSConnection) {
+        let ignored = connection.withLine { line in
+            GPSDLine.leadingClass(line).map { !GPSDSource.classesRead.contains($0) } ?? false
+        }
+        if ignored { return }
         switch connection.withLine({ GPSDLine.check($0) }) {
         case .invalid(let reason):
             let excerpt = connection.withLine { String(decoding: $0.prefix(80), as: UTF8.self) }

@@ -31,6 +31,10 @@ protocol MQTTConnection: AnyObject {
     func disconnect()
 }
 
+/// libmosquitto's functions. Used only where a `struct mosquitto` exists,
+/// which `connect()` makes only after the library loaded.
+private var api: akloc_mosquitto_api { akloc_mosquitto_load(nil)!.pointee }
+
 final class MosquittoClient: MQTTConnection {
     enum Event {
         /// CONNACK accepted.
@@ -93,15 +97,9 @@ final class MosquittoClient: MQTTConnection {
     private var deferredPublished: [Int32] = []
     private var deferredSource: DispatchSourceUserDataAdd?
 
-    private static let libraryReady: Bool = {
-        mosquitto_lib_init()
-        return true
-    }()
-
     init(options: Options, queue: DispatchQueue) {
         self.options = options
         self.queue = queue
-        _ = Self.libraryReady
     }
 
     deinit {
@@ -109,15 +107,20 @@ final class MosquittoClient: MQTTConnection {
         socket?.close()
         timer?.cancel()
         deferredSource?.cancel()
-        if let mosq { mosquitto_destroy(mosq) }
+        if let mosq { api.destroy(mosq) }
     }
 
     /// Starts a connection attempt; `.connected` or `.disconnected` follows.
     func connect() throws(MQTTError) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard mosq == nil else { return }
+        var reason: UnsafePointer<CChar>?
+        guard akloc_mosquitto_load(&reason) != nil else {
+            let why = reason.map { String(cString: $0) } ?? "unknown error"
+            throw MQTTError(.setupFailed, "cannot load libmosquitto (\(AKLOC_MOSQUITTO_LIBRARY)): \(why)")
+        }
         let userdata = Unmanaged.passUnretained(self).toOpaque()
-        guard let handle = mosquitto_new(options.clientID, true, userdata) else {
+        guard let handle = api.new_(options.clientID, true, userdata) else {
             throw MQTTError(.setupFailed, "mosquitto_new failed: \(Errno.current)")
         }
         mosq = handle
@@ -127,12 +130,12 @@ final class MosquittoClient: MQTTConnection {
             release()
             throw error
         }
-        let rc = mosquitto_connect_async(handle, options.host, options.port, options.keepalive)
+        let rc = api.connect_async(handle, options.host, options.port, options.keepalive)
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             release()
             throw MQTTError(.connectFailed, "cannot connect to \(options.host):\(options.port): \(Self.describe(rc))")
         }
-        let fd = mosquitto_socket(handle)
+        let fd = api.socket(handle)
         guard fd >= 0, let watched = try? FileDescriptor.duplicate(fd) else {
             release()
             throw MQTTError(.connectFailed, "no socket for \(options.host):\(options.port)")
@@ -160,7 +163,7 @@ final class MosquittoClient: MQTTConnection {
         publishing = true
         defer { publishing = false }
         let rc = message.payload.withUnsafeBytes { bytes in
-            mosquitto_publish(
+            api.publish(
                 mosq, &mid, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
         }
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
@@ -179,8 +182,8 @@ final class MosquittoClient: MQTTConnection {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let mosq else { return }
         if isConnected {
-            mosquitto_disconnect(mosq)
-            _ = mosquitto_loop_write(mosq, 16)
+            _ = api.disconnect(mosq)
+            _ = api.loop_write(mosq, 16)
         }
         release()
     }
@@ -191,7 +194,7 @@ final class MosquittoClient: MQTTConnection {
         guard rc == 0 else {
             pendingFailure = MQTTError(
                 .connectionRefused,
-                "\(options.host):\(options.port) refused the connection: \(String(cString: mosquitto_connack_string(rc)))"
+                "\(options.host):\(options.port) refused the connection: \(api.connack_string(rc).map { String(cString: $0) } ?? "code \(rc)")"
             )
             return
         }
@@ -229,16 +232,16 @@ final class MosquittoClient: MQTTConnection {
 
     private func readable() {
         guard let mosq else { return }
-        let rc = mosquitto_loop_read(mosq, 64)
+        let rc = api.loop_read(mosq, 64)
         finish(rc, "read")
     }
 
     private func writable() {
         guard let mosq else { return }
-        var rc = mosquitto_loop_write(mosq, 64)
+        var rc = api.loop_write(mosq, 64)
         // While a TLS handshake is pending, libmosquitto only advances it
         // from loop_read; a handshake step may be waiting for writability.
-        if rc == MOSQ_ERR_SUCCESS.rawValue, options.tls != nil, !isConnected { rc = mosquitto_loop_read(mosq, 1) }
+        if rc == MOSQ_ERR_SUCCESS.rawValue, options.tls != nil, !isConnected { rc = api.loop_read(mosq, 1) }
         finish(rc, "write")
     }
 
@@ -251,7 +254,7 @@ final class MosquittoClient: MQTTConnection {
                     "no CONNACK from \(options.host):\(options.port) within \(Int(options.connectTimeout)) s"))
             return
         }
-        finish(mosquitto_loop_misc(mosq), "keepalive")
+        finish(api.loop_misc(mosq), "keepalive")
     }
 
     /// After a loop call: a failure (from its return code or a callback)
@@ -276,7 +279,7 @@ final class MosquittoClient: MQTTConnection {
 
     private func updateWriteInterest() {
         guard let mosq, let socket else { return }
-        let wanted = mosquitto_want_write(mosq)
+        let wanted = api.want_write(mosq)
         if wanted, writeSource == nil {
             writeSource = socket.watch(.writable, on: queue) { [weak self] in self?.writable() }
         } else if !wanted, let writeSource {
@@ -300,37 +303,37 @@ final class MosquittoClient: MQTTConnection {
         connectDeadline = nil
         pendingFailure = nil
         isConnected = false
-        if let mosq { mosquitto_destroy(mosq) }
+        if let mosq { api.destroy(mosq) }
         mosq = nil
     }
 
     private func configure(_ handle: OpaquePointer) throws(MQTTError) {
-        mosquitto_connect_callback_set(handle) { _, userdata, rc in
+        api.connect_callback_set(handle) { _, userdata, rc in
             guard let userdata else { return }
             Unmanaged<MosquittoClient>.fromOpaque(userdata).takeUnretainedValue().connectCallback(rc)
         }
-        mosquitto_disconnect_callback_set(handle) { _, userdata, rc in
+        api.disconnect_callback_set(handle) { _, userdata, rc in
             guard let userdata else { return }
             Unmanaged<MosquittoClient>.fromOpaque(userdata).takeUnretainedValue().disconnectCallback(rc)
         }
-        mosquitto_publish_callback_set(handle) { _, userdata, mid in
+        api.publish_callback_set(handle) { _, userdata, mid in
             guard let userdata else { return }
             Unmanaged<MosquittoClient>.fromOpaque(userdata).takeUnretainedValue().publishCallback(mid)
         }
         // MQTT 3.1.1: what OwnTracks Recorder, Home Assistant and every broker speak.
-        try check(mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311), "protocol version")
+        try check(api.int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311), "protocol version")
         if let username = options.username {
-            try check(mosquitto_username_pw_set(handle, username, options.password), "username/password")
+            try check(api.username_pw_set(handle, username, options.password), "username/password")
         }
         if let tls = options.tls {
             // Without a CA file, the system's trust store: libmosquitto needs
             // a CA file or directory to turn TLS on at all.
             let caPath = tls.caFile == nil ? Self.systemCertificateDirectory : nil
-            try check(mosquitto_tls_set(handle, tls.caFile, caPath, tls.certFile, tls.keyFile, nil), "TLS files")
+            try check(api.tls_set(handle, tls.caFile, caPath, tls.certFile, tls.keyFile, nil), "TLS files")
         }
         if let will = options.will {
             let rc = will.payload.withUnsafeBytes { bytes in
-                mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos, will.retain)
+                api.will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos, will.retain)
             }
             try check(rc, "last will")
         }
@@ -347,6 +350,6 @@ final class MosquittoClient: MQTTConnection {
 
     static func describe(_ rc: Int32) -> String {
         if rc == MOSQ_ERR_ERRNO.rawValue { return Errno.current.description }
-        return String(cString: mosquitto_strerror(rc))
+        return api.strerror_(rc).map { String(cString: $0) } ?? "error \(rc)"
     }
 }

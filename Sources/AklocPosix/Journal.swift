@@ -115,6 +115,12 @@ public final class Journal {
         size = bytes.count
     }
 
+    /// Takes over an open descriptor (`openAppending`).
+    func adopt(_ descriptor: FileDescriptor, size: Int) {
+        self.descriptor = descriptor
+        self.size = size
+    }
+
     public func close() {
         descriptor?.close()
         descriptor = nil
@@ -139,8 +145,8 @@ public final class Journal {
         var contents = Contents()
         var start = 0
         while let newline = bytes[start...].firstIndex(of: 0x0A) {
-            if let record = record(in: bytes[start..<newline]) {
-                contents.records.append(record)
+            if let record = record(inLine: bytes[start..<newline]) {
+                contents.records.append(Array(record))
             } else {
                 contents.corruptRecords += 1
             }
@@ -150,26 +156,7 @@ public final class Journal {
         return contents
     }
 
-    private static func record(in line: ArraySlice<UInt8>) -> [UInt8]? {
-        guard line.count >= 9, line[line.startIndex + 8] == 0x20 else { return nil }
-        var expected: UInt32 = 0
-        for byte in line[line.startIndex..<line.startIndex + 8] {
-            guard let digit = hexValue(byte) else { return nil }
-            expected = expected << 4 | UInt32(digit)
-        }
-        let record = Array(line[(line.startIndex + 9)...])
-        return CRC32C.checksum(record) == expected ? record : nil
-    }
-
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? 0x30 + nibble : 0x61 + nibble - 10
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: byte - 0x30
-        case 0x61...0x66: byte - 0x61 + 10
-        default: nil
-        }
     }
 }

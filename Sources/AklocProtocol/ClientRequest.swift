@@ -38,8 +38,14 @@ public struct ClientRequest: Sendable, Equatable {
         case reload
         /// Admin: rewrite the rule for `subject` (a user name or `@group`) and reload.
         case authorize(subject: String, rule: AuthorizationRule)
+        /// Recorded track points, a page at a time (`always` clients and admins).
+        case track(TrackQuery)
+        /// Admin: forget the recorded track before a time (all of it when nil).
+        case clearTrack(before: FixTime?)
         /// Places, countries and time zones (GeoRequest.swift).
         case geo(GeoRequest)
+        /// Saved places and regions (DESIGN §9), answered by the shell.
+        case places(PlacesRequest)
 
         /// The wire `op` name.
         public var name: String {
@@ -47,7 +53,10 @@ public struct ClientRequest: Sendable, Equatable {
             case .status: "status"
             case .reload: "reload"
             case .authorize: "authorize"
+            case .track: "track"
+            case .clearTrack: "clearTrack"
             case .geo(let request): request.name
+            case .places(let request): request.name
             case .engine(let request):
                 switch request {
                 case .startUpdatingLocation: "startUpdatingLocation"
@@ -67,7 +76,7 @@ public struct ClientRequest: Sendable, Equatable {
         /// Whether only root or the admin group may send it (DESIGN §2).
         public var isAdmin: Bool {
             switch self {
-            case .reload, .authorize, .engine(.pause), .engine(.resume): true
+            case .reload, .authorize, .clearTrack, .engine(.pause), .engine(.resume): true
             default: false
             }
         }
@@ -77,18 +86,22 @@ public struct ClientRequest: Sendable, Equatable {
             case (.status, .status), (.reload, .reload): true
             case (.authorize(let s1, let r1), .authorize(let s2, let r2)): s1 == s2 && r1 == r2
             case (.engine(let a), .engine(let b)): sameRequest(a, b)
+            case (.track(let a), .track(let b)): a == b
+            case (.clearTrack(let a), .clearTrack(let b)): a == b
             case (.geo(let a), .geo(let b)): a == b
+            case (.places(let a), .places(let b)): a == b
             default: false
             }
         }
     }
 
     /// Every op name a client may send.
-    public static let operationNames = [
-        "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
-        "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
-        "reverseGeocode", "searchPlaces", "countries",
-    ]
+    public static let operationNames =
+        [
+            "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
+            "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
+            "reverseGeocode", "searchPlaces", "countries", "track", "clearTrack",
+        ] + PlacesRequest.operationNames
 
     /// `requestLocation` waits this long when the request names no `timeout`.
     public static let defaultRequestLocationTimeout: Double = 10
@@ -139,7 +152,16 @@ extension ClientRequest {
             writer.string(subject)
             writer.raw(",\"status\":")
             writer.string(rule.rawValue)
+        case .track(let query):
+            writeTrackQuery(query, to: &writer)
+        case .clearTrack(let before):
+            if let before {
+                writer.raw(",\"before\":")
+                writer.time(before)
+            }
         case .geo(let request):
+            request.write(to: &writer)
+        case .places(let request):
             request.write(to: &writer)
         case .engine(let request):
             switch request {

@@ -71,8 +71,11 @@ enum AklocCLI {
     static var commands: [any Command.Type] {
         [
             StatusCommand.self, WatchCommand.self, GetCommand.self, RequestLocationCommand.self,
-            PauseCommand.self, ResumeCommand.self, ReloadCommand.self, AuthorizeCommand.self, HelpCommand.self,
+            PauseCommand.self, ResumeCommand.self, ReloadCommand.self, AuthorizeCommand.self, TrackCommand.self,
+            HelpCommand.self,
             WhereCommand.self, SearchCommand.self, CountryCommand.self,
+            MapCommand.self,
+            PlacesCommand.self,
         ]
     }
 

@@ -54,6 +54,20 @@ enum GeoFormatting {
             .joined(separator: ", ")
     }
 
+    /// A `change` of `myPlacemark`, `country` or `timeZone` for `watch --human`:
+    /// `country = 🇩🇪 Germany [DE DEU 276], calling code +49`; nil for other paths.
+    static func change(_ fields: [String: JSONValue]) -> String? {
+        guard let keyPath = fields["keyPath"]?.stringValue, let new = fields["new"] else { return nil }
+        let text: String
+        switch keyPath {
+        case "myPlacemark": text = new["formattedAddress"]?.stringValue ?? "none"
+        case "country": text = new == .null ? "none (at sea)" : country(new)
+        case "timeZone": text = new == .null ? "none" : timeZone(new)
+        default: return nil
+        }
+        return "\(keyPath) = \(text)"
+    }
+
     static func kilometres(_ metres: Double) -> String {
         metres < 1000 ? "\(Int(metres.rounded())) m" : "\(Formatting.fixed(metres / 1000, 1)) km"
     }

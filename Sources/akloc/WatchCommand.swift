@@ -101,8 +101,8 @@ struct WatchCommand: Command {
                 announcedFirstFix = nil
                 return
             }
-            if name == "change", let address = fields["new"]?["formattedAddress"]?.stringValue {
-                return Output.line("\(Formatting.clock(nil))  \(fields["keyPath"]?.stringValue ?? "?") = \(address)")
+            if name == "change", let text = GeoFormatting.change(fields) {
+                return Output.line("\(Formatting.clock(nil))  \(text)")
             }
             guard var text = Formatting.eventLine(name: name, fields: fields) else { return }
             let location = fields["location"] ?? (fields["new"]?["latitude"] != nil ? fields["new"] : nil)
@@ -122,6 +122,9 @@ struct WatchCommand: Command {
             if everyEpoch { arguments["everyEpoch"] = true }
             _ = try connection.call(op: "startUpdatingLocation", arguments, onEvent: hold)
         } else {
+            // `regions` names the monitored places the fix is inside: watching
+            // it monitors every place the caller sees, with entry and exit events.
+            if keyPaths.contains("regions") { _ = try connection.call(op: "startMonitoring", onEvent: emit) }
             for keyPath in keyPaths {
                 var arguments: [String: JSONValue] = ["keyPath": .string(keyPath), "options": ["initial"]]
                 if !policy.isEmpty { arguments["policy"] = .object(policy) }

@@ -71,10 +71,7 @@ import Testing
     /// The commented-out values document the defaults: uncommenting every
     /// `#key = value` line (except the example rules) must change nothing.
     @Test func documentedValuesAreTheDefaults() throws {
-        // data-dir shows the fallback path, not the default (unset: beside the prefix first).
-        let examples = [
-            "#alice = always", "#@staff = when-in-use", "#device = /dev/ttyACM0", "#data-dir = /usr/share/akloc",
-        ]
+        let examples = ["#alice = always", "#@staff = when-in-use", "#device = /dev/ttyACM0"]
         var keys: Set<String> = []
         let uncommented = try shippedText.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             guard line.hasPrefix("#"), line.contains(" = "), !line.hasPrefix("# "), !examples.contains(String(line))
@@ -83,9 +80,8 @@ import Testing
             return String(line.dropFirst())
         }.joined(separator: "\n")
         #expect(try ConfigParser.parse(uncommented, path: "akloc.conf") == Configuration())
-        // [mqtt] adds 7 key names no other section uses (enable, tls, qos, keepalive, max-*),
-        // [geoclue] one (nmea-socket-mode).
-        #expect(keys.count == 14 + 7 + 1, "every key but device is shown with its default: \(keys.sorted())")
+        // [mqtt] adds 7 key names no other section uses (enable, tls, qos, keepalive, max-*).
+        #expect(keys.count == 14 + 7, "every key but device is shown with its default: \(keys.sorted())")
         // The device example is a real path pin, not a default.
         #expect(try ConfigParser.parse(uncommented + "\n[gpsd]\ndevice = /dev/ttyACM0\n", path: "x").gpsd.device != nil)
     }

@@ -188,6 +188,7 @@ final class EmbeddedDaemon: @unchecked Sendable {
 
     init(
         configuration: Configuration = Configuration(),
+        stateDirectory: String? = nil,
         makeForwarder: (
             @Sendable (MQTTSettings, MQTTSettings.Identity, DispatchQueue, ManualClock) -> any LocationForwarder
         )? = nil
@@ -204,7 +205,8 @@ final class EmbeddedDaemon: @unchecked Sendable {
         let engine = try Engine(
             configuration: Daemon.engineConfiguration(configuration), restoring: PersistentState())
         daemon = Daemon(
-            options: DaemonOptions(), configuration: configuration, configPath: nil, engine: engine, stateStore: nil,
+            options: DaemonOptions(), configuration: configuration, configPath: nil, engine: engine,
+            stateStore: stateDirectory.map { StateStore(directory: $0) },
             sessions: sessions, logger: Logger(minimumLevel: .error), environment: environment)
         try onQueue { daemon throws(ComponentError) in try daemon.start(activatedFD: nil, handlingSignals: false) }
     }

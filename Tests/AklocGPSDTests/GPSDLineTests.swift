@@ -48,4 +48,17 @@ import Testing
         control.insert(0x01, at: 25)
         if case .message = GPSDLine.check(control) { Issue.record("accepted a raw control byte in a string") }
     }
+
+    /// What the source uses to skip the second check of lines it does not read.
+    @Test func leadingClassReadsOnlyTheOpeningBytes() {
+        #expect(GPSDLine.leadingClass(Array(#"{"class":"SKY","satellites":[{"PRN":7}]}"#.utf8)) == "SKY")
+        #expect(GPSDLine.leadingClass(Array(#"{"class":"TPV","mode":3"#.utf8)) == "TPV")
+        // Garbage and near misses do not name a class, so they get the full check.
+        for line in [
+            "this is not gpsd", #"{"class":"#, #"{"class":"SKY"#, #"{"class":"","x":1}"#,
+            #"{ "class":"SKY"}"#, #"{"class":"S K"}"#, #"{"class":"ABCDEFGHIJKLMNOPQ"}"#, "",
+        ] {
+            #expect(GPSDLine.leadingClass(Array(line.utf8)) == nil, "\(line)")
+        }
+    }
 }

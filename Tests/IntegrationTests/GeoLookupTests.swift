@@ -91,7 +91,82 @@ struct GeoLookupTests {
         #expect(named.count >= 3, "watch --human printed: \(watch.stdout()) \(watch.stderr())")
         watch.signal(SIGINT)
         #expect(watch.waitForExit(timeout: 10) == 0)
+        let derived = try TestProcess(Binaries.akloc, socket + ["watch", "country", "myPlacemark", "--human"])
+        defer { derived.kill() }
+        let lines = CLIAgainstDaemonTests.lines(of: derived, count: 2) {
+            $0.hasSuffix("country = 🇳🇱 Netherlands [NL NLD 528], calling code +31")
+                || $0.contains("myPlacemark = ") && $0.hasSuffix(", North Holland, Netherlands")
+        }
+        #expect(lines.count >= 2, "watch country myPlacemark --human printed: \(derived.stdout())")
+        derived.signal(SIGINT)
+        _ = derived.waitForExit(timeout: 10)
         #expect(try client.request("status").ok == true)
+    }
+
+    /// NMEA for a drive east along 52.215° N from Enschede (NL) to Gronau
+    /// (DE), one epoch (RMC + GGA) per 0.002° of longitude, a second apart.
+    static func borderDrive() -> String {
+        func sentence(_ body: String) -> String {
+            let checksum = body.utf8.reduce(UInt8(0), ^)
+            return "$\(body)*\(String(format: "%02X", checksum))\r\n"
+        }
+        var log = ""
+        for step in 0..<60 {
+            let longitude = 6.90 + Double(step) * 0.002
+            let degrees = Int(longitude)
+            let east = String(format: "%03d%07.4f", degrees, (longitude - Double(degrees)) * 60)
+            let time = String(format: "1200%02d.00", step)
+            log += sentence("GPRMC,\(time),A,5212.9000,N,\(east),E,10.0,90.0,200818,,,A")
+            log += sentence("GPGGA,\(time),5212.9000,N,\(east),E,1,08,0.9,40.0,M,46.0,M,,")
+        }
+        return log
+    }
+
+    /// A real gpsd replays the drive: `country` and `timeZone` change once,
+    /// where the fix crosses the border, and not again until the replay
+    /// loops back to the Dutch side.
+    @Test func crossingTheBorderChangesCountryAndZoneOnce() throws {
+        guard LiveReplay.requireTools() else { return }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("akloc-border-\(UUID())")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let logPath = scratch.appendingPathComponent("enschede-gronau.log").path
+        try Self.borderDrive().write(toFile: logPath, atomically: true, encoding: .utf8)
+        let fake = try GPSFake.start(log: logPath, cycle: 0.02, loop: true)
+        defer { fake.stop() }
+        let daemon = try DaemonProcess(gpsdPort: fake.port, config: Self.dataConfig)
+        defer { daemon.stop() }
+        let (client, _) = try daemon.connect()
+        for keyPath in ["myLocation.longitude", "country", "timeZone"] {
+            #expect(
+                try client.request("observe", ["keyPath": keyPath, "options": ["old"], "policy": Self.everyEpoch]).ok
+                    == true)
+        }
+        // Each change with the longitude of the epoch it came with.
+        var longitude = 0.0
+        var changes: [(keyPath: String, code: String?, longitude: Double)] = []
+        let deadline = Date().addingTimeInterval(60)
+        while changes.filter({ $0.keyPath == "country" }).count < 3, Date() < deadline {
+            let message = try client.readMessage(timeout: 30)
+            guard message.event == "change", let keyPath = message["keyPath"] as? String else { continue }
+            if keyPath == "myLocation.longitude" {
+                longitude = message["new"] as? Double ?? 0
+                continue
+            }
+            let new = message["new"] as? [String: Any]
+            changes.append((keyPath, (new?["code"] ?? new?["identifier"]) as? String, longitude))
+        }
+        let countries = changes.filter { $0.keyPath == "country" }
+        #expect(countries.map(\.code) == ["NL", "DE", "NL"], "\(changes)")
+        guard countries.count == 3 else { return }
+        // Into Germany between Glanerbrug (6.97° E, NL) and Gronau (7.02° E, DE);
+        // back to the Netherlands only at the start of the next loop.
+        #expect(countries[1].longitude > 6.96 && countries[1].longitude < 7.02, "\(countries)")
+        #expect(countries[2].longitude < 6.92, "no flapping at the border: \(countries)")
+        // The zone changes with the country, in the same epoch.
+        let zones = changes.filter { $0.keyPath == "timeZone" }
+        #expect(zones.prefix(2).map(\.code) == ["Europe/Amsterdam", "Europe/Berlin"], "\(changes)")
+        #expect(zones.dropFirst().first?.longitude == countries[1].longitude, "\(changes)")
     }
 
     /// phonenumbers' region codes per calling code, from the Debian package.

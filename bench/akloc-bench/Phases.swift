@@ -27,6 +27,10 @@ struct LatencyRow {
     var subscribers: Int
     var epochs = 0
     var akloc: Stats?
+    /// aklocd measured from the reference TPV that settled each epoch's fix.
+    var aklocAfterSettled: Stats?
+    /// The epoch's first reference TPV to the one that settled its fix.
+    var settleTime: Stats?
     var aklocReceived = 0
     var aklocExpected = 0
     var aklocConnected = 0
@@ -267,6 +271,8 @@ final class Phases {
             row.epochIntervalMillis = Double(last - first) / 1e6 / Double(times.count - 1)
         }
         row.akloc = Stats(reader.latencies(.akloc, epochs: epochs))
+        row.aklocAfterSettled = Stats(reader.latenciesAfterSettled(.akloc, epochs: epochs))
+        row.settleTime = Stats(epochs.map { reader.referenceSettled[$0] - reader.referenceKernel[$0] })
         row.aklocReceived = reader.latencies(.akloc, epochs: epochs).count
         row.aklocExpected = row.aklocConnected * epochs.count
         row.gpsd = Stats(reader.latencies(.gpsd, epochs: epochs))

@@ -35,6 +35,11 @@ final class Reader {
     private(set) var referenceArrival: [Int64] = []
     /// Kernel receive time (SO_TIMESTAMPNS, made monotonic) of each epoch's first reference TPV.
     private(set) var referenceKernel: [Int64] = []
+    /// Kernel receive time of each epoch's last reference TPV that changed its fix (position,
+    /// mode, altitude, speed or track): from then on a direct client has the fix akloc delivers.
+    private(set) var referenceSettled: [Int64] = []
+    /// The fix fields of each epoch's latest reference TPV, to see which TPV changed them.
+    private var referenceFix: [[[UInt8]?]] = []
     /// Per kind: (epoch, receive time) of the first line of each epoch on each socket.
     private(set) var arrivals: [[(epoch: Int, nanos: Int64)]] = Array(repeating: [], count: Kind.allCases.count)
     private(set) var refusedCount = 0
@@ -186,18 +191,37 @@ final class Reader {
             epochIndex[key] = epoch
             referenceArrival.append(-1)
             referenceKernel.append(-1)
+            referenceSettled.append(-1)
+            referenceFix.append([])
         }
         if kind == .reference {
+            // The stamp is the last segment's of this read: never earlier than this line's.
+            let stamp = lastKernelStamp > 0 && lastKernelStamp <= now ? lastKernelStamp : now
             if referenceArrival[epoch] < 0 {
                 referenceArrival[epoch] = now
-                // The stamp is the last segment's of this read: never earlier than this line's.
-                referenceKernel[epoch] = lastKernelStamp > 0 && lastKernelStamp <= now ? lastKernelStamp : now
+                referenceKernel[epoch] = stamp
+            }
+            // Copied out: a slice would keep the read buffer shared, and the next read would copy it.
+            let fix = Reader.fixKeys.map { Reader.number(after: $0, in: bytes).map { Array($0) } }
+            if fix != referenceFix[epoch] {
+                referenceFix[epoch] = fix
+                referenceSettled[epoch] = stamp
             }
             return
         }
         guard connections[index].lastEpoch != epoch else { return }
         connections[index].lastEpoch = epoch
         arrivals[kind.rawValue].append((epoch, now))
+    }
+
+    private static let fixKeys = ["lat", "lon", "mode", "altMSL", "speed", "track"].map { Array("\"\($0)\":".utf8) }
+
+    /// The bytes of a number value after `key`, up to the next comma or brace.
+    private static func number(after key: [UInt8], in bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard let found = find(key, in: bytes) else { return nil }
+        let start = found + key.count
+        let end = bytes[start...].firstIndex { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "}") } ?? bytes.endIndex
+        return bytes[start..<end]
     }
 
     private static func find(_ needle: [UInt8], in bytes: ArraySlice<UInt8>) -> Int? {
@@ -231,6 +255,15 @@ final class Reader {
         arrivals[kind.rawValue].compactMap { arrival in
             guard epochs.contains(arrival.epoch) else { return nil }
             return arrival.nanos - referenceKernel[arrival.epoch]
+        }
+    }
+
+    /// Added latency (ns) of `kind`'s first arrivals measured from the reference TPV that settled
+    /// the epoch's fix instead of its first TPV (akloc delivers a merged epoch; see docs/semantics.md).
+    func latenciesAfterSettled(_ kind: Kind, epochs: Set<Int>) -> [Int64] {
+        arrivals[kind.rawValue].compactMap { arrival in
+            guard epochs.contains(arrival.epoch), referenceSettled[arrival.epoch] > 0 else { return nil }
+            return arrival.nanos - referenceSettled[arrival.epoch]
         }
     }
 

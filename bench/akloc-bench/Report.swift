@@ -137,6 +137,17 @@ struct Report {
                     + "gpsd's own direct clients (\(row.gpsdAccepted) kept) p50 \(Report.fmt(gpsd.p50)) / p99 \(Report.fmt(gpsd.p99)), "
                     + "the floor p50 \(Report.fmt(row.floor?.p50)) / p99 \(Report.fmt(row.floor?.p99)).")
         }
+        for row in rows {
+            guard let settled = row.aklocAfterSettled, let settle = row.settleTime, let floor = row.floor else {
+                continue
+            }
+            lines.append(
+                "- Epochs at \(row.subscribers): gpsd settled each epoch's fix (position, mode, altitude, speed, track) "
+                    + "p50 \(Report.fmt(settle.p50)) / p99 \(Report.fmt(settle.p99)) after its first TPV; measured from "
+                    + "that TPV, aklocd adds p50 \(Report.fmt(settled.p50)) / p99 \(Report.fmt(settled.p99)) "
+                    + "(÷ floor p50 \(Report.ratio(settled.p50, floor.p50)), p99 \(Report.ratio(settled.p99, floor.p99)))."
+            )
+        }
         if let small = rows.first, let large = rows.last, large.subscribers > small.subscribers,
             let aklocSmall = small.aklocCPUMillis, let aklocLarge = large.aklocCPUMillis,
             let floorSmall = small.floorCPUMillis, let floorLarge = large.floorCPUMillis

@@ -43,6 +43,7 @@ struct Options {
                            [--log GPSD_LOG] [--aklocd PATH] [--command TEXT]
                akloc-bench floor GPSD_PORT SOCKET_PATH   (the floor server; the harness starts it)
                akloc-bench geo [--out FILE] [DATA_DIR]   (geo lookup times and pages touched)
+               akloc-bench track [--out FILE] [--points N]  (recorder CPU per fix, export of N points to GPX)
         """
 
     /// The boat's expected gpsd output from the shared captures when present
@@ -207,6 +208,9 @@ if arguments.first == "floor" {
         exit(64)
     }
     Floor.main(port: port, socketPath: arguments[2])
+}
+if arguments.first == "track" {
+    TrackBench.main(Array(arguments.dropFirst()))
 }
 if arguments.first == "geo" {
     GeoBench.main(arguments: Array(arguments.dropFirst()))

@@ -79,7 +79,8 @@ def _kill_group(process: subprocess.Popen) -> None:
 class Replay:
     """gpsfake replaying ``log`` at ``cycle`` s per sentence, and aklocd reading it."""
 
-    def __init__(self, aklocd: str, log: str, cycle: float) -> None:
+    def __init__(self, aklocd: str, log: str, cycle: float, config: str = "") -> None:
+        self.config = config  # aklocd's config file's text (empty: the defaults)
         self.directory = tempfile.mkdtemp(prefix="akloc-python-")
         os.chmod(self.directory, 0o755)
         self.socket = os.path.join(self.directory, "akloc.sock")
@@ -105,7 +106,8 @@ class Replay:
 
     def _start_daemon(self) -> subprocess.Popen:
         config = os.path.join(self.directory, "akloc.conf")
-        open(config, "w").close()
+        with open(config, "w") as file:
+            file.write(self.config)
         self.daemon_log = open(os.path.join(self.directory, "aklocd.log"), "ab")
         process = subprocess.Popen(
             [

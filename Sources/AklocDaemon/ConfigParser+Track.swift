@@ -1,0 +1,41 @@
+import AklocTrack
+
+/// `[track]` keys (docs/track.md, docs/configuration.md).
+extension ConfigParser.State {
+    mutating func assignTrack(_ field: ConfigParser.Field) throws(ConfigError) {
+        switch field.key {
+        case "enable":
+            configuration.track.enabled = try field.boolean()
+        case "min-interval":
+            configuration.track.policy.minInterval = try field.real(minimum: 0, expected: "a number of seconds >= 0")
+        case "distance":
+            configuration.track.policy.distanceFilter = try field.real(
+                minimum: 0, expected: "a distance in metres >= 0 (0 = every min-interval)")
+        case "heartbeat":
+            configuration.track.policy.maxInterval = try field.real(
+                minimum: 0, expected: "a number of seconds >= 0 (a point at least this often while still)")
+        case "retention-days":
+            configuration.track.retentionDays = try field.integer(in: 1...36_500, expected: "a number of days 1-36500")
+        case "max-size":
+            configuration.track.maxSize = try field.size(
+                in: 65536...(64 << 30),
+                expected: "a size in bytes from 64K to 64G (suffixes K, M, G are powers of 1024)")
+        case "sync-interval":
+            configuration.track.syncInterval = try field.real(
+                minimum: 0, expected: "a number of seconds >= 0 (0 = sync every point)")
+        default:
+            throw ConfigError(
+                .unknownKey, path: path, line: field.line, section: field.section, key: field.key,
+                message: "expected one of \(Self.keys["track", default: []].joined(separator: ", "))")
+        }
+    }
+
+    func checkTrack() throws(ConfigError) {
+        let policy = configuration.track.policy
+        guard policy.minInterval > policy.maxInterval else { return }
+        throw ConfigError(
+            .conflictingValues, path: path, line: seen["track.heartbeat"] ?? seen["track.min-interval"],
+            section: "track", key: seen["track.heartbeat"] != nil ? "heartbeat" : "min-interval",
+            message: "expected min-interval <= heartbeat")
+    }
+}

@@ -1,0 +1,154 @@
+import AklocCore
+import AklocJSON
+import AklocProtocol
+import Glibc
+
+/// `akloc track [stats] [--since WHEN] [--until WHEN] [--format F] [-o FILE] [--simplify M]`
+struct TrackCommand: Command {
+    static let name = "track"
+    static let abstract = "Export the recorded track (GPX, GeoJSON, CSV, NDJSON), or its statistics"
+    static let usage =
+        "track [stats] [--since WHEN] [--until WHEN] [--format gpx|geojson|csv|ndjson] [-o FILE] [--simplify M]"
+    static let details = """
+        Arguments:
+          stats           print distance, duration, moving time and max speed per segment instead
+
+        Options:
+          --since WHEN    start: a duration back from now (90m, 2h, 3d, 45s, 1w) or an ISO 8601
+                          date or time (2026-12-01, 2026-12-01T08:00Z, 2026-12-01T09:00+01:00)
+                          or epoch seconds (default: 24 hours before --until)
+          --until WHEN    end, in the same forms (default: now)
+          --format F      gpx (default), geojson, csv or ndjson
+          -o, --output FILE  write to FILE instead of standard output
+          --simplify M    Douglas–Peucker simplification, tolerance M metres
+
+        Needs an "always" authorization or the admin group (docs/track.md). Times are when
+        aklocd received each point; the exported time of a point is the receiver's own.
+        """
+
+    enum Format: String, CaseIterable {
+        case gpx, geojson, csv, ndjson
+    }
+
+    var stats = false
+    var since: JSONValue?
+    var until: JSONValue?
+    var format = Format.gpx
+    var output: String?
+    var simplify: Double?
+
+    init(arguments: [String]) throws(CLIError) {
+        let scanner = try ArgumentScanner(
+            arguments, options: ["--since", "--until", "--format", "-o", "--output", "--simplify"])
+        switch scanner.positionals {
+        case []: break
+        case ["stats"]: stats = true
+        default: throw .usage("track takes no arguments but 'stats'")
+        }
+        let now = Self.now()
+        since = try scanner.value("--since").map { text throws(CLIError) in try Self.when(text, now: now, "--since") }
+        until = try scanner.value("--until").map { text throws(CLIError) in try Self.when(text, now: now, "--until") }
+        if let text = scanner.value("--format") {
+            guard let chosen = Format(rawValue: text) else {
+                throw .usage("--format must be gpx, geojson, csv or ndjson, not '\(text)'")
+            }
+            format = chosen
+        }
+        output = scanner.value("-o") ?? scanner.value("--output")
+        simplify = try scanner.number("--simplify", unit: "metres")
+    }
+
+    func validate() throws(CLIError) {
+        if let simplify, simplify > TrackQuery.maxSimplify {
+            throw .usage("--simplify is at most \(Int(TrackQuery.maxSimplify)) metres")
+        }
+        if stats, output != nil || format != .gpx { throw .usage("track stats prints a table: no --format or -o") }
+    }
+
+    /// A duration back from `now` (epoch seconds), or a time passed on for
+    /// the daemon to parse (it names the option's field when it cannot).
+    static func when(_ text: String, now: Double, _ option: String) throws(CLIError) -> JSONValue {
+        if let seconds = Double(text), seconds.isFinite { return .double(seconds) }
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+        if let unit = text.last, let scale = units[unit], let amount = Double(text.dropLast()), amount.isFinite,
+            amount >= 0
+        {
+            return .double(max(0, now - amount * scale))
+        }
+        guard text.count >= 10, text.first?.isNumber == true else {
+            throw .usage("\(option) needs a duration such as 90m, 2h or 3d, or a date or time, not '\(text)'")
+        }
+        return .string(text)
+    }
+
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    func run(_ context: CommandContext) throws(CLIError) -> Int32 {
+        let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
+        var arguments: [String: JSONValue] = ["limit": .int(Int64(TrackQuery.maxLimit))]
+        arguments["since"] = since
+        arguments["until"] = until
+        if let simplify { arguments["simplify"] = .double(simplify) }
+        var sink: TrackExporter.Sink
+        if stats {
+            sink = .standardOutput
+        } else if let output {
+            sink = try .file(output)
+        } else {
+            sink = .standardOutput
+        }
+        var exporter = TrackExporter(format: format, sink: sink)
+        var statistics = TrackStatistics()
+        var progress = TrackProgress()
+        var after: String?
+        repeat {
+            var page = arguments
+            if let after { page["after"] = .string(after) }
+            let result = try connection.call(op: "track", page)
+            guard let decoded = TrackPage(json: result) else {
+                throw .failure("aklocd answered track with something that is not a page of points")
+            }
+            if stats {
+                for point in decoded.points { statistics.add(point) }
+            } else {
+                try exporter.write(decoded.points)
+            }
+            progress.advance(by: decoded.points.count, bytes: exporter.bytesWritten)
+            after = decoded.next
+        } while after != nil
+        progress.finish()
+        if stats {
+            Output.line(statistics.table(), newline: false)
+        } else {
+            try exporter.finish()
+        }
+        return ExitCode.ok
+    }
+}
+
+/// `N points, X MB` on stderr while an export runs longer than a second,
+/// only when stderr is a terminal (a pipe or log gets nothing).
+struct TrackProgress {
+    private let started = TrackCommand.now()
+    private let enabled = isatty(2) == 1
+    private var points = 0
+    private var shown = false
+
+    mutating func advance(by count: Int, bytes: Int) {
+        points += count
+        guard enabled, TrackCommand.now() - started > 1 else { return }
+        shown = true
+        let line = Array("\r\u{1B}[K\(points) points, \(Formatting.fixed(Double(bytes) / 1e6, 1)) MB…".utf8)
+        _ = line.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+
+    func finish() {
+        if shown {
+            Output.error("\r\u{1B}[K\(points) points in \(Formatting.fixed(TrackCommand.now() - started, 1)) s")
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import AklocCore
+import AklocJSON
+import AklocProtocol
+import Testing
+
+@Suite struct TrackRequestTests {
+    private func failure(_ line: String) -> ProtocolError? {
+        guard case .failure(let error) = ClientRequest.decode(Array(line.utf8)) else { return nil }
+        return error
+    }
+
+    @Test(arguments: [
+        (#"{"op":"track","since":"2026-12-02","until":"2026-12-01"}"#, "\"since\""),
+        (#"{"op":"track","since":"yesterday"}"#, "\"since\""),
+        (#"{"op":"track","until":"2026-13-01"}"#, "\"until\""),
+        (#"{"op":"track","until":"2026-02-30"}"#, "\"until\""),
+        (#"{"op":"track","since":"2026-12-01T25:00Z"}"#, "\"since\""),
+        (#"{"op":"track","since":"2026-12-01T10:00:00Zjunk"}"#, "\"since\""),
+        (#"{"op":"track","since":true}"#, "\"since\""),
+        (#"{"op":"track","since":-1}"#, "\"since\""),
+        (#"{"op":"track","until":1e300}"#, "\"until\""),
+        (#"{"op":"track","limit":0}"#, "\"limit\""),
+        (#"{"op":"track","limit":100001}"#, "\"limit\""),
+        (#"{"op":"track","limit":2.5}"#, "\"limit\""),
+        (#"{"op":"track","limit":"10"}"#, "\"limit\""),
+        (#"{"op":"track","after":7}"#, "\"after\""),
+        (#"{"op":"track","after":""}"#, "\"after\""),
+        (#"{"op":"track","simplify":-1}"#, "\"simplify\""),
+        (#"{"op":"track","simplify":"far"}"#, "\"simplify\""),
+        (#"{"op":"clearTrack","before":{}}"#, "\"before\""),
+        (#"{"op":"clearTrack","before":"soon"}"#, "\"before\""),
+    ])
+    func badArgumentsAreBadRequestsNamingTheField(line: String, field: String) throws {
+        let error = try #require(failure(line), "\(line) was accepted")
+        #expect(error.code == .badRequest, "\(line)")
+        #expect(error.message.contains(field), "\(line): \(error.message)")
+    }
+
+    @Test func anOversizeCursorIsRefused() throws {
+        let cursor = String(repeating: "d", count: ClientRequest.maxCursorLength + 1)
+        let error = try #require(failure(#"{"op":"track","after":"\#(cursor)"}"#))
+        #expect(error.code == .badRequest && error.message.contains("\"after\""))
+    }
+
+    @Test func timesInEveryAcceptedForm() {
+        let noon = FixTime(secondsSince1970: 1_764_590_400)
+        #expect(TrackTime.parse("2025-12-01T12:00:00Z") == noon)
+        #expect(TrackTime.parse("2025-12-01T12:00Z") == noon)
+        #expect(TrackTime.parse("2025-12-01T12:00") == noon)
+        #expect(TrackTime.parse("2025-12-01 12:00:00") == noon)
+        #expect(TrackTime.parse("2025-12-01T13:00:00+01:00") == noon)
+        #expect(TrackTime.parse("2025-12-01T07:30:00-0430") == noon)
+        #expect(
+            TrackTime.parse("2025-12-01T12:00:00.125Z")
+                == FixTime(secondsSince1970: 1_764_590_400, nanoseconds: 125_000_000))
+        #expect(TrackTime.parse("2024-02-29") != nil)
+        #expect(TrackTime.parse("2026-02-29") == nil)
+        #expect(TrackTime.parse("2025-12-01T12") == nil)
+        #expect(TrackTime.parse("") == nil)
+        #expect(
+            TrackTime.fromEpoch(1_764_590_400.5) == FixTime(secondsSince1970: 1_764_590_400, nanoseconds: 500_000_000))
+        #expect(TrackTime.fromEpoch(.nan) == nil)
+    }
+
+    @Test func aPageRoundTrips() throws {
+        var location = Location(latitude: 52.5, longitude: 13.4, altitude: 34, speed: 1.5, course: 90)
+        location.timestamp = FixTime(secondsSince1970: 1_764_590_400)
+        location.receivedAt = FixTime(secondsSince1970: 1_764_590_400, nanoseconds: 20_000_000)
+        let points = [TrackPoint(location: location, segment: 1), TrackPoint(location: location, segment: 2)]
+        for next in [nil, "d1.i2.o3.c4"] as [String?] {
+            var writer = TrackPage.ReplyWriter(id: 5)
+            for point in points { writer.append(point) }
+            let line = writer.finish(next: next)
+            #expect(line.last == 0x0A)
+            let json = try JSONValue.parse(line.dropLast()).get()
+            #expect(json["id"] == .int(5) && json["ok"] == .bool(true))
+            let result = try #require(json["result"])
+            let page = try #require(TrackPage(json: result))
+            #expect(page.points.count == 2 && page.next == next)
+            #expect(page.points[1].segment == 2)
+            var expected = location
+            expected.receivedAt = FixTime(secondsSince1970: 1_764_590_400, nanoseconds: 20_000_000)
+            #expect(page.points[0].location == expected)
+        }
+    }
+}
