@@ -49,11 +49,16 @@ MAP_PACKAGES := libjs-leaflet chromium chromium-driver python3-selenium
 # (docs/geodata.md); GeoLookupTests check the calling codes against python3-phonenumbers.
 # The track export tests read akloc's GPX with gpxpy and gpxinfo, and its
 # GeoJSON with python3-geojson (docs/track.md).
+# The GeoClue tests (docs/desktop.md) start a private system bus (dbus:
+# dbus-daemon), run GeoClue's own where-am-i (geoclue-2-demo), compare with
+# GeoClue's interface XML (geoclue-2.0), call with gdbus (libglib2.0-bin) and
+# drive clients from Python (python3-dbus).
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
                 python3 python3-venv iso-codes tzdata python3-phonenumbers \
-                python3-gpxpy gpxinfo python3-geojson $(DEB_BUILD_PACKAGES) $(MAP_PACKAGES)
+                python3-gpxpy gpxinfo python3-geojson \
+                dbus geoclue-2.0 geoclue-2-demo libglib2.0-bin python3-dbus $(DEB_BUILD_PACKAGES) $(MAP_PACKAGES)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

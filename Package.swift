@@ -45,11 +45,14 @@ let package = Package(
         ),
         // The track recorder and its journal of days (docs/track.md).
         .target(name: "AklocTrack", dependencies: ["AklocCore", "AklocPosix", "AklocProtocol"]),
+        // The GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md), on AklocSystemd's sd-bus.
+        .target(name: "AklocGeoClue", dependencies: ["AklocCore", "AklocPosix", "AklocSystemd"]),
         .target(
             name: "AklocDaemon",
             dependencies: [
                 "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT", "AklocGeo",
                 "AklocTrack",
+                "AklocGeoClue",
             ]
         ),
         // The Swift runtime linked in statically, as the Debian package ships it:
@@ -94,6 +97,7 @@ let package = Package(
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
         .testTarget(name: "AklocTrackTests", dependencies: ["AklocTrack", "AklocPosix", "AklocTestSupport"]),
+        .testTarget(name: "AklocGeoClueTests", dependencies: ["AklocGeoClue", "AklocTestSupport"]),
         .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocPosix", "AklocTestSupport"]),
         .testTarget(
             name: "AKLocationManagerTests", dependencies: ["AKLocationManager", "AklocTestSupport"]),
