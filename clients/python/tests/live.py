@@ -19,6 +19,8 @@ from typing import List, Optional
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 LOGS = os.path.join(REPOSITORY, "Tests", "Fixtures", "gpsd-logs")
+# The geo data of the tree (data/), for the places and countries ops.
+DATA = os.path.join(REPOSITORY, "data")
 
 
 def _which(name: str) -> Optional[str]:
@@ -77,7 +79,8 @@ def _kill_group(process: subprocess.Popen) -> None:
 
 
 class Replay:
-    """gpsfake replaying ``log`` at ``cycle`` s per sentence, and aklocd reading it."""
+    """gpsfake replaying ``log`` at ``cycle`` s per sentence, and aklocd
+    reading it with the tree's geo data."""
 
     def __init__(self, aklocd: str, log: str, cycle: float) -> None:
         self.directory = tempfile.mkdtemp(prefix="akloc-python-")
@@ -105,7 +108,8 @@ class Replay:
 
     def _start_daemon(self) -> subprocess.Popen:
         config = os.path.join(self.directory, "akloc.conf")
-        open(config, "w").close()
+        with open(config, "w") as file:
+            file.write(f"[geo]\ndata-dir = {DATA}\n")
         self.daemon_log = open(os.path.join(self.directory, "aklocd.log"), "ab")
         process = subprocess.Popen(
             [
