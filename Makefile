@@ -35,6 +35,10 @@ INSTALL_BIN_DIR ?=
 # In DEB_PACKAGES too, as `make test` builds the package.
 DEB_BUILD_PACKAGES := build-essential scdoc debhelper dpkg-dev pkgconf lintian man-db
 
+# `akloc map` serves Debian's Leaflet; its browser tests (make test-map) drive
+# real headless Chromium through chromedriver with Debian's Selenium.
+MAP_PACKAGES := libjs-leaflet chromium chromium-driver python3-selenium
+
 # Every Debian package the project uses: libraries to build against, and the
 # real gpsd, gpsfake, gpspipe and systemd tools the tests drive. The MQTT
 # tests start their own mosquitto brokers (never the packaged service) and
@@ -45,11 +49,11 @@ DEB_BUILD_PACKAGES := build-essential scdoc debhelper dpkg-dev pkgconf lintian m
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
-                python3 python3-venv iso-codes tzdata python3-phonenumbers $(DEB_BUILD_PACKAGES)
+                python3 python3-venv iso-codes tzdata python3-phonenumbers $(DEB_BUILD_PACKAGES) $(MAP_PACKAGES)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-python lint fuzz demo bench bench-quick bench-fleet install uninstall clean soak \
+.PHONY: all deps build test test-python test-map lint fuzz demo bench bench-quick bench-fleet install uninstall clean soak \
         soak-sanitizers man deb
 
 all: build
@@ -80,6 +84,7 @@ test: build lint fuzz
 	scripts/check-no-foundation.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/where-am-i-swift"
 	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) --no-parallel -Xswiftc -warnings-as-errors
 	$(MAKE) test-python
+	$(MAKE) test-map
 
 # The Python client (clients/python, docs/clients.md): installed into a fresh
 # virtual environment (pip only there, from PyPI), so a file missing from the
@@ -94,6 +99,14 @@ test-python: build
 	$(PY_VENV)/bin/mypy --strict --cache-dir $(PY_VENV)/mypy-cache clients/python/src/akloc
 	cd clients/python && AKLOC_REQUIRE_TOOLS=1 AKLOC_EXPECT_INSTALLED=1 AKLOC_BIN_DIR="$(BIN_DIR)" \
 	    $(abspath $(PY_VENV))/bin/python -m pytest -q -p no:cacheprovider tests
+
+# `akloc map` in headless Chromium against aklocd and a gpsd replay
+# (Tests/Browser/test_map.py, docs/map.md); Debian's python3-selenium, so no
+# venv. Screenshots land in $(MAP_ARTIFACTS).
+MAP_ARTIFACTS ?= .build/test-artifacts/map
+test-map: build
+	cd Tests/Browser && AKLOC_REQUIRE_TOOLS=1 AKLOC_BIN_DIR="$(BIN_DIR)" AKLOC_ARTIFACTS="$(abspath $(MAP_ARTIFACTS))" \
+	    /usr/bin/python3 -m unittest -v test_map
 
 # The churn test of `make test` (Tests/IntegrationTests/ChurnTests.swift),
 # run longer: SOAK_SECONDS of short-lived clients beside 200 steady

@@ -53,7 +53,13 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"]),
-        .executableTarget(name: "akloc", dependencies: ["AklocCore", "AklocJSON", "AklocProtocol"]),
+        .executableTarget(
+            name: "akloc", dependencies: ["AklocCore", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol"],
+            // The map page's files, compiled into the binary (docs/map.md).
+            resources: [
+                .embedInCode("MapPage/index.html"), .embedInCode("MapPage/map.js"), .embedInCode("MapPage/map.css"),
+                .embedInCode("MapPage/arrow.svg"), .embedInCode("MapPage/pin.svg"),
+            ]),
         .target(
             name: "AKLocationManager", dependencies: ["AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol"]),
         .executableTarget(
@@ -72,6 +78,8 @@ let package = Package(
         ),
         .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore", "AklocTestSupport"]),
         .testTarget(name: "AklocJSONTests", dependencies: ["AklocJSON"]),
+        // `akloc`'s own parts (the map server's parser and options).
+        .testTarget(name: "AklocCLITests", dependencies: ["akloc"]),
         .testTarget(name: "AklocProtocolTests", dependencies: ["AklocJSON", "AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocGPSDTests", dependencies: ["AklocGPSD", "AklocTestSupport"]),
         .testTarget(name: "AklocPosixTests", dependencies: ["AklocPosix", "AklocTestSupport"]),

@@ -115,7 +115,7 @@ extension Engine {
                 delivered += 1
                 emitDerivedChange(new, index: index, slot: slot, id: id, &changes)
                 continue
-            case .state, .source, .authorizationStatus:
+            case .state, .source, .authorizationStatus, .regions:
                 continue
             }
             delivered += 1

@@ -31,6 +31,10 @@ extension Engine {
         var updating: Updating?
         var observations: [Observation] = []
         var pending: [Pending] = []
+        /// The shell monitors saved places for it (DESIGN §9).
+        var monitoring = false
+        /// The `regions` key path: places its region monitor has it inside.
+        var regions: [String] = []
 
         /// Authorization and lifecycle allow locations (pause aside).
         var receivesLocations: Bool {
@@ -45,7 +49,7 @@ extension Engine {
 
         /// Wants the gpsd watch open (pause aside).
         var needsFixes: Bool {
-            receivesLocations && (updating != nil || !pending.isEmpty || observesLocation)
+            receivesLocations && (updating != nil || !pending.isEmpty || observesLocation || monitoring)
         }
 
         func observationIndex(_ keyPath: KeyPath) -> Int? {
@@ -187,6 +191,7 @@ extension Engine {
         case .state: .string(state.rawValue)
         case .source: sourceName.map(KeyPathValue.string) ?? .null
         case .authorizationStatus: .string(subscriber.authorization.rawValue)
+        case .regions: subscriber.receivesLocations ? .names(subscriber.regions) : .null
         }
     }
 }

@@ -111,6 +111,8 @@ public struct Engine: Sendable {
         case .authorizationChanged(let id, let status): handleAuthorizationChanged(id, status, at: now, &step)
         case .sessionChanged(let uid, let active): handleSessionChanged(uid: uid, active: active, at: now, &step)
         case .stopping: sendToAll(.didGetNotification(.daemonStopping), &step)
+        case .monitoringChanged(let id, let on): handleMonitoringChanged(id, on)
+        case .regionsChanged(let id, let names): handleRegionsChanged(id, names, &step)
         }
         return finish(step)
     }

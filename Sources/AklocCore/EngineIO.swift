@@ -80,6 +80,12 @@ extension Engine {
         case sessionChanged(uid: UInt32, active: Bool)
         /// The daemon is stopping: every client gets `daemonStopping`.
         case stopping
+        /// The shell monitors saved places for this subscriber (or stopped):
+        /// it then needs fixes, so the gpsd watch stays open (DESIGN §9).
+        case monitoringChanged(SubscriberID, Bool)
+        /// The shell's region monitor for this subscriber put the fix inside
+        /// these places: the `regions` key path's new value.
+        case regionsChanged(SubscriberID, [String])
     }
 
     public struct Peer: Hashable, Sendable {

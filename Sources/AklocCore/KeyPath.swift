@@ -13,6 +13,9 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
         case myPlacemark
         case country
         case timeZone
+        /// Names of the monitored saved places the fix is inside (DESIGN §9),
+        /// set by the shell's region monitor (`Input.regionsChanged`).
+        case regions
     }
 
     /// The members of a location a key path may name.
@@ -50,8 +53,9 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
     /// policy, its authorization), changing only when the derived value does.
     public var isDerived: Bool { root == .myPlacemark || root == .country || root == .timeZone }
 
-    /// Whether the path reveals the position: `myLocation`'s authorization applies.
-    public var revealsLocation: Bool { isLocation || isDerived }
+    /// Whether the path reveals the position: `myLocation`'s authorization
+    /// applies (`regions` too: the places the fix is inside, DESIGN §9).
+    public var revealsLocation: Bool { isLocation || isDerived || root == .regions }
 
     public var description: String {
         member.map { "\(root.rawValue).\($0.rawValue)" } ?? root.rawValue
@@ -69,4 +73,6 @@ public enum KeyPathValue: Hashable, Sendable {
     /// A value already in JSON (a placemark, country or time zone object
     /// from the geo lookups: AklocCore knows no JSON); compared by its bytes.
     case json([UInt8])
+    /// A JSON array of strings (`regions`).
+    case names([String])
 }

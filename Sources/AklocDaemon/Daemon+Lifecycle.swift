@@ -47,8 +47,10 @@ extension Daemon {
         components = ComponentGroup([sessions, geo, server])
         try components.start()
         attachGeo()
+        try components.append(places)
         try startSource()
         try startForwarder()
+        startForwarderPlaces()
         switch server.listening {
         case .activated: log(.notice, "serving the socket systemd passed")
         case .path(let path, _): log(.notice, "serving \(path)")

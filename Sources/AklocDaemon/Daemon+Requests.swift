@@ -36,6 +36,8 @@ extension Daemon {
             answer(request, client, replyTo(request, authorize(subject: subject, rule: rule)))
         case .geo(let geoRequest):
             answer(request, client, geoReply(id: request.id, geoRequest, for: client.id))
+        case .places(let placesRequest):
+            handle(placesRequest, id: request.id, from: client)
         }
     }
 

@@ -47,6 +47,8 @@ actor Daemon {
     let notifier = SystemdNotifier()
     let stateStore: StateStore?
     let startedAt: Instant
+    /// Saved places and region monitors (Daemon+Places.swift).
+    let places: PlacesService
 
     var source: (any FixSource)?
     /// The MQTT forwarder and the engine subscriber it is (Daemon+MQTT.swift).
@@ -95,6 +97,7 @@ actor Daemon {
         geo = GeoService(
             directories: configuration.geo.dataDirectories(executable: ProcessEnvironment.executablePath()),
             zoneInfoDirectory: ProcessEnvironment.current()["TZDIR"] ?? "/usr/share/zoneinfo", log: log)
+        places = PlacesService(store: stateStore.map { SavedPlaceStore(stateDirectory: $0.directory) }, log: log)
     }
 
     static func engineConfiguration(_ configuration: Configuration) -> Engine.Configuration {
@@ -125,7 +128,11 @@ actor Daemon {
         // keep a copy of the engine: on the fix path a copy would make every
         // mutation of its collections copy them (copy-on-write).
         guard case .request(let subscriber, let token, let request) = input, request.changesDurableState else {
-            return perform(engine.handle(input, at: clock.now()))
+            let epochs = engine.counters.epochs
+            perform(engine.handle(input, at: clock.now()))
+            // Region monitors are fed from the epoch just delivered (Daemon+Places.swift).
+            if engine.counters.epochs != epochs { feedRegions() }
+            return
         }
         let before = engine
         let outputs = engine.handle(input, at: clock.now())

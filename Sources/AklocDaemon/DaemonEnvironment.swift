@@ -36,6 +36,19 @@ protocol LocationForwarder: Component {
     /// One throttled delivery to the forwarder's engine subscriber.
     func accept(_ location: Location)
     var status: MQTTForwarder.Status { get }
+    /// The shared saved places as OwnTracks waypoints (Daemon+PlacesMQTT.swift).
+    func publishWaypoints(_ waypoints: [OwnTracksPayload.Waypoint])
+    /// A region entry or exit of the forwarder's monitor.
+    func publishTransition(
+        _ event: OwnTracksPayload.TransitionEvent, waypoint: OwnTracksPayload.Waypoint, location: Location)
+}
+
+extension LocationForwarder {
+    // Test forwarders that only count fixes need not know about places.
+    func publishWaypoints(_ waypoints: [OwnTracksPayload.Waypoint]) {}
+    func publishTransition(
+        _ event: OwnTracksPayload.TransitionEvent, waypoint: OwnTracksPayload.Waypoint, location: Location
+    ) {}
 }
 
 extension MQTTForwarder: LocationForwarder {

@@ -6,7 +6,7 @@ public struct GeoQueryError: Swift.Error, Hashable, Sendable, CustomStringConver
         // Lookups.
         case badCoordinate, emptyQuery, queryTooLong, badLimit, badDistance, badCountryCode
         // Saved places.
-        case emptyName, nameTooLong, controlCharacter, badRadius, noteTooLong
+        case emptyName, nameTooLong, controlCharacter, badRadius, noteTooLong, tooManyPlaces
     }
 
     public var code: Code

@@ -404,6 +404,29 @@ public struct PolygonIndex: Sendable {
         return found
     }
 
+    /// Each ring of `region` as longitude, latitude pairs in degrees, first
+    /// point repeated last: the outlines `akloc map` draws.
+    public func forEachRing(
+        ofRegion region: Int, _ body: ([(longitude: Double, latitude: Double)]) -> Void
+    ) throws(GeoDataReader.Error) {
+        guard region >= 0, region < names.count else { return }
+        let entry = regionTable + region * 16
+        let firstRing = Int(try reader.uint32(at: entry + 8))
+        let count = Int(try reader.uint32(at: entry + 12))
+        for ring in firstRing..<(firstRing + count) {
+            let first = Int(try reader.uint32(at: ringTable + ring * 8))
+            let length = Int(try reader.uint32(at: ringTable + ring * 8 + 4))
+            guard length >= 2 else { continue }
+            var points: [(longitude: Double, latitude: Double)] = []
+            points.reserveCapacity(length)
+            try visitEdges(first: first, count: length - 1) { ax, ay, bx, by in
+                if points.isEmpty { points.append((ax / units, ay / units)) }
+                points.append((bx / units, by / units))
+            }
+            body(points)
+        }
+    }
+
     /// Rings in the file (for reports and checks).
     public var ringTotal: Int { ringCount }
 }

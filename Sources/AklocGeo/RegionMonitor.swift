@@ -35,7 +35,7 @@ public struct RegionMonitor: Sendable {
         case outside(since: Instant)
     }
 
-    private var regions: [Region] = []
+    public private(set) var regions: [Region] = []
     private var states: [String: State] = [:]
 
     public init(regions: [Region] = []) {

@@ -40,9 +40,9 @@ public final class MQTTForwarder {
 
     public let settings: MQTTSettings
     public let identity: MQTTSettings.Identity
-    private let queue: DispatchQueue
-    private let log: (LogLevel, String) -> Void
-    private let wallClock: () -> FixTime
+    let queue: DispatchQueue
+    let log: (LogLevel, String) -> Void
+    let wallClock: () -> FixTime
     private let random: () -> Double
     private let version: String
 
@@ -78,6 +78,9 @@ public final class MQTTForwarder {
     private var resent: UInt64 = 0
     private var lastError: MQTTError?
     private var journalBroken = false
+    /// Saved places and region crossings waiting to go out (MQTTForwarder+Places.swift).
+    var placeMessages = PlaceMessages()
+    var connection: (any MQTTConnection)? { client }
 
     public init(
         settings: MQTTSettings, identity: MQTTSettings.Identity, stateDirectory: String, queue: DispatchQueue,
@@ -225,6 +228,7 @@ public final class MQTTForwarder {
                     + (pending.count > 0 ? " (\(pending.count) queued)" : ""))
             connectedOnce = true
             if let client { _ = try? client.publish(statusMessage(online: true)) }
+            pumpPlaces(reconnected: true)
             pump()
         case .published(let messageID):
             guard let seq = pending.acknowledged(messageID: messageID) else { return }

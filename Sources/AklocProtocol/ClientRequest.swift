@@ -40,6 +40,8 @@ public struct ClientRequest: Sendable, Equatable {
         case authorize(subject: String, rule: AuthorizationRule)
         /// Places, countries and time zones (GeoRequest.swift).
         case geo(GeoRequest)
+        /// Saved places and regions (DESIGN §9), answered by the shell.
+        case places(PlacesRequest)
 
         /// The wire `op` name.
         public var name: String {
@@ -48,6 +50,7 @@ public struct ClientRequest: Sendable, Equatable {
             case .reload: "reload"
             case .authorize: "authorize"
             case .geo(let request): request.name
+            case .places(let request): request.name
             case .engine(let request):
                 switch request {
                 case .startUpdatingLocation: "startUpdatingLocation"
@@ -78,17 +81,19 @@ public struct ClientRequest: Sendable, Equatable {
             case (.authorize(let s1, let r1), .authorize(let s2, let r2)): s1 == s2 && r1 == r2
             case (.engine(let a), .engine(let b)): sameRequest(a, b)
             case (.geo(let a), .geo(let b)): a == b
+            case (.places(let a), .places(let b)): a == b
             default: false
             }
         }
     }
 
     /// Every op name a client may send.
-    public static let operationNames = [
-        "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
-        "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
-        "reverseGeocode", "searchPlaces", "countries",
-    ]
+    public static let operationNames =
+        [
+            "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
+            "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
+            "reverseGeocode", "searchPlaces", "countries",
+        ] + PlacesRequest.operationNames
 
     /// `requestLocation` waits this long when the request names no `timeout`.
     public static let defaultRequestLocationTimeout: Double = 10
@@ -140,6 +145,8 @@ extension ClientRequest {
             writer.raw(",\"status\":")
             writer.string(rule.rawValue)
         case .geo(let request):
+            request.write(to: &writer)
+        case .places(let request):
             request.write(to: &writer)
         case .engine(let request):
             switch request {

@@ -66,10 +66,12 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// A change could not be saved (disk full, read-only filesystem, I/O
     /// error), so it was not made: acknowledged means persisted.
     public static let storageFailed = ErrorCode(rawValue: "storageFailed")
+    /// The request names something that does not exist (a saved place).
+    public static let notFound = ErrorCode(rawValue: "notFound")
 
     public static let allKnown: [ErrorCode] = [
         .badJSON, .badRequest, .unknownOp, .unknownKeyPath, .lineTooLong, .notAuthorized, .forbidden,
-        .unavailable, .timeout, .internalError, .storageFailed,
+        .unavailable, .timeout, .internalError, .storageFailed, .notFound,
     ]
 
     public init(_ code: EngineError.Code) {

@@ -137,6 +137,8 @@ extension ClientRequest {
             return .authorize(subject: subject, rule: rule)
         case "reverseGeocode", "searchPlaces", "countries":
             return .geo(try GeoRequest.decode(op: op, args.members))
+        case _ where PlacesRequest.operationNames.contains(op):
+            return .places(try PlacesRequest.decode(op: op, members: args.members))
         default:
             let shown = op.count > 64 ? String(op.prefix(64)) + "…" : op
             throw ProtocolError(.unknownOp, "unknown op \"\(shown)\"")
@@ -164,7 +166,7 @@ extension ClientRequest {
 }
 
 /// Typed access to a request's members, throwing `badRequest` on a mistyped one.
-private struct RequestArguments {
+struct RequestArguments {
     let members: [String: JSONValue]
 
     init(_ members: [String: JSONValue]) { self.members = members }

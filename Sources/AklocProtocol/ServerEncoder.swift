@@ -97,6 +97,15 @@ public enum ServerEncoder {
         return writer.bytes
     }
 
+    /// A successful reply whose result `write` writes (one JSON value).
+    public static func reply(id: RequestID?, writing write: (inout JSONWriter) -> Void) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        writeReplyHead(id: id, to: &writer)
+        write(&writer)
+        writer.raw("}\n")
+        return writer.bytes
+    }
+
     /// The `status` reply.
     public static func reply(id: RequestID?, status: DaemonStatus) -> [UInt8] {
         var writer = JSONWriter(capacity: 1024)
@@ -151,6 +160,13 @@ public enum ServerEncoder {
             writer.byte(UInt8(ascii: "}"))
         case .time(let time): writer.time(time)
         case .json(let bytes): writer.bytes += bytes
+        case .names(let names):
+            writer.byte(UInt8(ascii: "["))
+            for (position, name) in names.enumerated() {
+                if position > 0 { writer.byte(UInt8(ascii: ",")) }
+                writer.string(name)
+            }
+            writer.byte(UInt8(ascii: "]"))
         }
     }
 

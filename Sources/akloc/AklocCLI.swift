@@ -73,6 +73,8 @@ enum AklocCLI {
             StatusCommand.self, WatchCommand.self, GetCommand.self, RequestLocationCommand.self,
             PauseCommand.self, ResumeCommand.self, ReloadCommand.self, AuthorizeCommand.self, HelpCommand.self,
             WhereCommand.self, SearchCommand.self, CountryCommand.self,
+            MapCommand.self,
+            PlacesCommand.self,
         ]
     }
 

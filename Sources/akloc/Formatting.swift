@@ -35,6 +35,13 @@ enum Formatting {
             return "\(clock(nil))  error: \(fields["error"]?.stringValue ?? "?")"
         case "didGetNotification":
             return "\(clock(nil))  \(fields["notification"]?.stringValue ?? "?")"
+        case "didEnterRegion", "didExitRegion":
+            let place = fields["place"]?["name"]?.stringValue ?? "?"
+            let verb = name == "didEnterRegion" ? "entered" : "left"
+            guard let location = fields["location"].flatMap(Location.init(json:)) else {
+                return "\(clock(nil))  \(verb) \(place)"
+            }
+            return locationLine(location, afterTimeInterval: nil, note: "\(verb) \(place)")
         case "change":
             let keyPath = fields["keyPath"]?.stringValue ?? "?"
             let new = fields["new"] ?? .null

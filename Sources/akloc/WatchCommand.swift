@@ -122,6 +122,9 @@ struct WatchCommand: Command {
             if everyEpoch { arguments["everyEpoch"] = true }
             _ = try connection.call(op: "startUpdatingLocation", arguments, onEvent: hold)
         } else {
+            // `regions` names the monitored places the fix is inside: watching
+            // it monitors every place the caller sees, with entry and exit events.
+            if keyPaths.contains("regions") { _ = try connection.call(op: "startMonitoring", onEvent: emit) }
             for keyPath in keyPaths {
                 var arguments: [String: JSONValue] = ["keyPath": .string(keyPath), "options": ["initial"]]
                 if !policy.isEmpty { arguments["policy"] = .object(policy) }

@@ -76,7 +76,8 @@ private func failure(_ text: String) -> ProtocolError? {
             #expect(decoded.id == nil)
         }
         let names = Set(cases.map { $0.1.name })
-        #expect(names == Set(ClientRequest.operationNames))
+        // The places ops are decoded in PlacesRequestTests.
+        #expect(names == Set(ClientRequest.operationNames).subtracting(PlacesRequest.operationNames))
     }
 
     @Test func everyOpRoundTrips() throws {

@@ -82,7 +82,8 @@ class Replay:
     """gpsfake replaying ``log`` at ``cycle`` s per sentence, and aklocd
     reading it with the tree's geo data."""
 
-    def __init__(self, aklocd: str, log: str, cycle: float) -> None:
+    def __init__(self, aklocd: str, log: str, cycle: float, config: str = "") -> None:
+        self.config = config  # aklocd's config file's text (empty: the defaults and the tree's data)
         self.directory = tempfile.mkdtemp(prefix="akloc-python-")
         os.chmod(self.directory, 0o755)
         self.socket = os.path.join(self.directory, "akloc.sock")
@@ -109,7 +110,10 @@ class Replay:
     def _start_daemon(self) -> subprocess.Popen:
         config = os.path.join(self.directory, "akloc.conf")
         with open(config, "w") as file:
-            file.write(f"[geo]\ndata-dir = {DATA}\n")
+            # The tree's geo data, unless the test's own config says otherwise.
+            if "[geo]" not in self.config:
+                file.write(f"[geo]\ndata-dir = {DATA}\n")
+            file.write(self.config)
         self.daemon_log = open(os.path.join(self.directory, "aklocd.log"), "ab")
         process = subprocess.Popen(
             [

@@ -1,0 +1,136 @@
+import Glibc
+
+/// A listening TCP socket (IPv4 or IPv6) and the non-blocking `accept` of
+/// its connections: `akloc map`'s page server. Reads and writes on the
+/// accepted sockets go through `UnixClientSocket.receive`/`send`, which
+/// are plain `recv`/`send` and work on any stream socket.
+public enum TCPListener {
+    /// A numeric host and port, as `--listen` names them.
+    public struct Address: Hashable, Sendable, CustomStringConvertible {
+        public var host: String
+        public var port: UInt16
+
+        public init(host: String, port: UInt16) {
+            self.host = host
+            self.port = port
+        }
+
+        /// `127.0.0.1:8947`, `[::1]:8947` or `:8947` (loopback); nil for anything else.
+        public init?(parsing text: String) {
+            var host: Substring
+            var port: Substring
+            if text.hasPrefix("[") {
+                guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                    return nil
+                }
+                host = text[text.index(after: text.startIndex)..<close]
+                port = text[text.index(close, offsetBy: 2)...]
+            } else {
+                guard let colon = text.lastIndex(of: ":") else { return nil }
+                host = text[..<colon]
+                port = text[text.index(after: colon)...]
+                if host.contains(":") { return nil }  // a bare IPv6 address needs brackets
+            }
+            if host.isEmpty { host = "127.0.0.1" }
+            guard let number = UInt16(port), Self.isNumeric(String(host)) else { return nil }
+            self.host = String(host)
+            self.port = number
+        }
+
+        public var isIPv6: Bool { host.contains(":") }
+
+        /// Whether only this machine can reach it (127.0.0.0/8 or ::1).
+        public var isLoopback: Bool { isIPv6 ? host == "::1" : host.hasPrefix("127.") }
+
+        public var description: String { isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+        private static func isNumeric(_ host: String) -> Bool {
+            var storage = in6_addr()
+            let family = host.contains(":") ? AF_INET6 : AF_INET
+            return inet_pton(family, host, &storage) == 1
+        }
+    }
+
+    /// A non-blocking, close-on-exec socket listening on `address`; port 0
+    /// picks a free one (see `boundPort`).
+    public static func listen(on address: Address, backlog: Int32 = 128) throws(Errno) -> FileDescriptor {
+        let family = address.isIPv6 ? AF_INET6 : AF_INET
+        let fd = try Syscall.retryingOnEINTR {
+            socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue | SOCK_NONBLOCK.rawValue), 0)
+        }
+        let descriptor = FileDescriptor(adopting: fd)
+        var yes: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        if address.isIPv6 {
+            var in6 = sockaddr_in6()
+            in6.sin6_family = sa_family_t(AF_INET6)
+            in6.sin6_port = address.port.bigEndian
+            _ = inet_pton(AF_INET6, address.host, &in6.sin6_addr)
+            _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &yes, socklen_t(MemoryLayout<Int32>.size))
+            try Syscall.retryingOnEINTR {
+                withUnsafePointer(to: &in6) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                    }
+                }
+            }
+        } else {
+            var in4 = sockaddr_in()
+            in4.sin_family = sa_family_t(AF_INET)
+            in4.sin_port = address.port.bigEndian
+            _ = inet_pton(AF_INET, address.host, &in4.sin_addr)
+            try Syscall.retryingOnEINTR {
+                withUnsafePointer(to: &in4) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+        }
+        try Syscall.retryingOnEINTR { Glibc.listen(fd, backlog) }
+        return descriptor
+    }
+
+    /// The port a listening socket is bound to.
+    public static func boundPort(_ fd: Int32) throws(Errno) -> UInt16 {
+        var storage = sockaddr_in6()
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        try Syscall.retryingOnEINTR {
+            withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+        }
+        // sin_port and sin6_port sit at the same offset.
+        return UInt16(bigEndian: storage.sin6_port)
+    }
+
+    /// What a non-blocking accept got.
+    public enum Accepted {
+        case connection(FileDescriptor)
+        case wouldBlock
+        /// Out of descriptors (EMFILE, ENFILE): the caller should shed load.
+        case exhausted
+    }
+
+    /// The next pending connection, non-blocking and close-on-exec. Errors a
+    /// client caused (it reset before accept) count as `wouldBlock`.
+    public static func accept(_ fd: Int32) throws(Errno) -> Accepted {
+        do {
+            // accept4 is not in the Glibc module (it needs _GNU_SOURCE); the
+            // CLI spawns nothing but xdg-open, so the window before
+            // FD_CLOEXEC is set does not matter.
+            let client = try Syscall.retryingOnEINTR { Glibc.accept(fd, nil, nil) }
+            let descriptor = FileDescriptor(adopting: client)
+            try Syscall.retryingOnEINTR { fcntl(client, F_SETFD, FD_CLOEXEC) }
+            let flags = try Syscall.retryingOnEINTR { fcntl(client, F_GETFL) }
+            try Syscall.retryingOnEINTR { fcntl(client, F_SETFL, flags | O_NONBLOCK) }
+            return .connection(descriptor)
+        } catch {
+            switch error.rawValue {
+            case EAGAIN, EWOULDBLOCK, ECONNABORTED, EPROTO: return .wouldBlock
+            case EMFILE, ENFILE, ENOBUFS, ENOMEM: return .exhausted
+            default: throw error
+            }
+        }
+    }
+}

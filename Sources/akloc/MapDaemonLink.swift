@@ -1,0 +1,103 @@
+import AklocJSON
+import AklocProtocol
+import Dispatch
+import Glibc
+import Synchronization
+
+/// The map's own connection to aklocd, as the invoking user: observes
+/// `myLocation`, names each fix with `reverseGeocode` when the daemon has
+/// it, and turns both into server-sent events for the page. When aklocd
+/// goes away (a restart) it says so (`status` with `connected: false`, the
+/// page shows "reconnecting") and connects again every second.
+final class MapDaemonLink: Sendable {
+    private let socketPath: String
+    private let publish: @Sendable ([UInt8]) -> Void
+    /// The latest status and location events, for a stream that opens later.
+    private let latest = Mutex<(status: [UInt8], location: [UInt8])>(([], []))
+    private let thread = DispatchQueue(label: "akloc.map.daemon")
+
+    init(socketPath: String, publish: @escaping @Sendable ([UInt8]) -> Void) {
+        self.socketPath = socketPath
+        self.publish = publish
+        latest.withLock { $0.status = Self.event("status", ["connected": false, "reason": "connecting"]) }
+    }
+
+    /// What a new stream starts with.
+    var currentEvents: [UInt8] { latest.withLock { $0.status + $0.location } }
+
+    func start() {
+        thread.async { [self] in
+            while true {
+                runOnce()
+                Glibc.sleep(1)
+            }
+        }
+    }
+
+    static func event(_ name: String, _ data: JSONValue) -> [UInt8] {
+        Array("event: \(name)\ndata: ".utf8) + data.jsonBytes + Array("\n\n".utf8)
+    }
+
+    private func setStatus(_ value: JSONValue) {
+        let bytes = Self.event("status", value)
+        let changed = latest.withLock { state in
+            defer { state.status = bytes }
+            return state.status != bytes
+        }
+        if changed { publish(bytes) }
+    }
+
+    private func runOnce() {
+        let connection: DaemonConnection
+        do {
+            connection = try DaemonConnection(path: socketPath, timeout: AklocCLI.replyTimeout)
+            // Fast enough to follow a moving boat, as the daemon's throttle allows.
+            let policy: JSONValue = ["minInterval": 1, "maxInterval": 60]
+            _ = try connection.call(
+                op: "observe", ["keyPath": "myLocation", "options": ["initial"], "policy": policy])
+        } catch {
+            setStatus(["connected": false, "reason": .string(error.message)])
+            return
+        }
+        setStatus(["connected": true])
+        var geocoding = true
+        var pending: [JSONValue] = []
+        func take(_ name: String, _ fields: [String: JSONValue]) {
+            guard name == "change", fields["keyPath"]?.stringValue == "myLocation",
+                let location = fields["new"], location.objectValue != nil
+            else { return }
+            pending.append(location)
+        }
+        do {
+            while true {
+                connection.setTimeout(0)
+                guard case (_, let message)? = try connection.nextMessage() else { break }
+                if case .event(let name, let fields) = message { take(name, fields) }
+                connection.setTimeout(AklocCLI.replyTimeout)
+                while let location = pending.popLast() {
+                    pending.removeAll()  // only the newest matters
+                    var data: [String: JSONValue] = ["location": location]
+                    if geocoding, let latitude = location["latitude"], let longitude = location["longitude"] {
+                        do {
+                            let result = try connection.call(
+                                op: "reverseGeocode",
+                                ["coordinate": ["latitude": latitude, "longitude": longitude]],
+                                onEvent: { _, name, fields in take(name, fields) })
+                            if let placemark = result["placemark"] { data["placemark"] = placemark }
+                        } catch {
+                            // An aklocd without the lookups (or its data) keeps the map going without names.
+                            if error.message.contains("unknownOp") { geocoding = false }
+                        }
+                    }
+                    let bytes = Self.event("location", .object(data))
+                    latest.withLock { $0.location = bytes }
+                    publish(bytes)
+                }
+            }
+        } catch {
+            setStatus(["connected": false, "reason": .string(error.message)])
+            return
+        }
+        setStatus(["connected": false, "reason": "aklocd closed the connection"])
+    }
+}

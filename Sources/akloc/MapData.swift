@@ -1,0 +1,176 @@
+import AklocGeo
+import AklocJSON
+import AklocPosix
+
+/// The map's layers as GeoJSON (RFC 7946, longitude first): the track and
+/// the saved places fetched from aklocd as the invoking user, and the
+/// country outlines from data/borders.bin.
+struct MapData: Sendable {
+    var socketPath: String
+    /// The track's start (`since` of the `track` op): epoch seconds or an ISO 8601 date.
+    var since: JSONValue
+    /// URL of each saved place's image by place name (`--place-image`).
+    var placeImages: [String: String]
+    /// At most this many track points are drawn (the op's own cap).
+    static let maxTrackPoints = 100_000
+
+    /// `{"type":"FeatureCollection","features":[…]}`, with `akloc.error`
+    /// when aklocd could not give the layer: the page says why and goes on.
+    static func collection(_ features: [JSONValue], error: CLIError? = nil) -> JSONValue {
+        var object: [String: JSONValue] = ["type": "FeatureCollection", "features": .array(features)]
+        if let error { object["akloc"] = ["error": .string(error.message)] }
+        return .object(object)
+    }
+
+    /// One LineString feature per segment of the track.
+    func track() -> JSONValue {
+        var segments: [(Int64, [JSONValue], first: JSONValue?, last: JSONValue?)] = []
+        do {
+            let connection = try DaemonConnection(path: socketPath, timeout: AklocCLI.replyTimeout)
+            var arguments: [String: JSONValue] = ["since": since, "limit": 10_000]
+            var total = 0
+            while total < Self.maxTrackPoints {
+                let result = try connection.call(op: "track", arguments)
+                let points = result["points"]?.arrayValue ?? []
+                for point in points {
+                    guard let latitude = point["latitude"]?.doubleValue, let longitude = point["longitude"]?.doubleValue
+                    else { continue }
+                    let segment =
+                        point["segment"].flatMap { value -> Int64? in
+                            if case .int(let number) = value { return number }
+                            return value.doubleValue.map { Int64($0) }
+                        } ?? 0
+                    if segments.last?.0 != segment { segments.append((segment, [], nil, nil)) }
+                    segments[segments.count - 1].1.append([.double(longitude), .double(latitude)])
+                    if segments[segments.count - 1].first == nil {
+                        segments[segments.count - 1].first = point["timestamp"]
+                    }
+                    segments[segments.count - 1].last = point["timestamp"]
+                    total += 1
+                }
+                guard let next = result["next"], next != .null, !points.isEmpty else { break }
+                arguments["after"] = next
+            }
+        } catch {
+            return Self.collection([], error: error)
+        }
+        let features: [JSONValue] = segments.map { segment, coordinates, first, last in
+            [
+                "type": "Feature",
+                "geometry": ["type": "LineString", "coordinates": .array(coordinates)],
+                "properties": ["segment": .int(segment), "start": first ?? .null, "end": last ?? .null],
+            ]
+        }
+        return Self.collection(features)
+    }
+
+    /// One Point feature per saved place the user sees.
+    func places() -> JSONValue {
+        let places: [JSONValue]
+        do {
+            let connection = try DaemonConnection(path: socketPath, timeout: AklocCLI.replyTimeout)
+            places = try connection.call(op: "places")["places"]?.arrayValue ?? []
+        } catch {
+            return Self.collection([], error: error)
+        }
+        let features: [JSONValue] = places.compactMap { place in
+            guard let name = place["name"]?.stringValue,
+                let latitude = place["coordinate"]?["latitude"]?.doubleValue,
+                let longitude = place["coordinate"]?["longitude"]?.doubleValue
+            else { return nil }
+            var properties: [String: JSONValue] = ["name": .string(name)]
+            for key in ["note", "radius", "createdAt", "shared"] { properties[key] = place[key] }
+            if let image = placeImages[name] { properties["image"] = .string(image) }
+            return [
+                "type": "Feature",
+                "geometry": ["type": "Point", "coordinates": [.double(longitude), .double(latitude)]],
+                "properties": .object(properties),
+            ]
+        }
+        return Self.collection(features)
+    }
+
+    /// Every country of data/borders.bin as a MultiPolygon of its rings
+    /// (holes included: the page fills even-odd), simplified to `tolerance`
+    /// degrees (about 2 km): outlines for a map, not for lookups.
+    static func countries(bordersPath: String, tolerance: Double = 0.02) throws(CLIError) -> JSONValue {
+        let file: MappedFile
+        do {
+            file = try MappedFile(path: bordersPath)
+        } catch {
+            throw .failure("cannot read \(bordersPath): \(error.message) (see --data-dir)")
+        }
+        // A Result, not a typed-throws closure: Swift 6.3's IRGen crashes on
+        // the reabstraction thunk a rethrowing helper needs for the latter.
+        let outcome: Result<[JSONValue], GeoDataReader.Error> = withExtendedLifetime(file) {
+            Result { () throws(GeoDataReader.Error) -> [JSONValue] in
+                let index = try PolygonIndex(file.bytes)
+                var features: [JSONValue] = []
+                for (region, code) in index.names.enumerated() {
+                    var polygons: [JSONValue] = []
+                    try index.forEachRing(ofRegion: region) { ring in
+                        let thinned = thin(ring, tolerance: tolerance)
+                        guard thinned.count >= 4 else { return }
+                        polygons.append([.array(thinned.map { [.double($0.0), .double($0.1)] })])
+                    }
+                    guard !polygons.isEmpty else { continue }
+                    features.append([
+                        "type": "Feature", "properties": ["code": .string(code)],
+                        "geometry": ["type": "MultiPolygon", "coordinates": .array(polygons)],
+                    ])
+                }
+                return features
+            }
+        }
+        let features: [JSONValue]
+        switch outcome {
+        case .success(let value): features = value
+        case .failure(let error): throw .failure("\(bordersPath): \(error)")
+        }
+        return collection(features)
+    }
+
+    /// Douglas–Peucker with `tolerance` degrees, rounded to 1e-3 degrees
+    /// (about 100 m); the ring stays closed (first point = last point).
+    private static func thin(
+        _ ring: [(longitude: Double, latitude: Double)], tolerance: Double
+    ) -> [(Double, Double)] {
+        guard ring.count > 4 else { return ring.map { ($0.longitude, $0.latitude) } }
+        var keep = [Bool](repeating: false, count: ring.count)
+        keep[0] = true
+        keep[ring.count - 1] = true
+        // A closed ring's ends coincide: split it at its farthest point first.
+        var far = 0
+        var farDistance = -1.0
+        for (index, point) in ring.enumerated() {
+            let d = abs(point.longitude - ring[0].longitude) + abs(point.latitude - ring[0].latitude)
+            if d > farDistance { (far, farDistance) = (index, d) }
+        }
+        keep[far] = true
+        var stack = [(0, far), (far, ring.count - 1)]
+        while let (first, last) = stack.popLast() {
+            guard last > first + 1 else { continue }
+            let (ax, ay) = ring[first]
+            let (bx, by) = ring[last]
+            let dx = bx - ax
+            let dy = by - ay
+            let length = (dx * dx + dy * dy).squareRoot()
+            var worst = first
+            var worstDistance = 0.0
+            for index in (first + 1)..<last {
+                let (px, py) = ring[index]
+                let d =
+                    length == 0
+                    ? ((px - ax) * (px - ax) + (py - ay) * (py - ay)).squareRoot()
+                    : abs(dy * px - dx * py + bx * ay - by * ax) / length
+                if d > worstDistance { (worst, worstDistance) = (index, d) }
+            }
+            guard worstDistance > tolerance else { continue }
+            keep[worst] = true
+            stack.append((first, worst))
+            stack.append((worst, last))
+        }
+        func rounded(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
+        return ring.indices.filter { keep[$0] }.map { (rounded(ring[$0].longitude), rounded(ring[$0].latitude)) }
+    }
+}

@@ -1,0 +1,152 @@
+import AklocJSON
+import AklocPosix
+
+/// The map page: index.html, map.js and map.css (Sources/akloc/MapPage,
+/// compiled into the binary), Leaflet from Debian's libjs-leaflet, and the
+/// images. `liveHTML` links to the server's routes; `snapshotHTML` inlines
+/// everything, data included, so the file opens from file://.
+struct MapPage {
+    /// An image the page draws, with its MIME type.
+    struct Image {
+        var mimeType: String
+        var bytes: [UInt8]
+
+        var dataURI: String { "data:\(mimeType);base64,\(Base64.encode(bytes))" }
+
+        /// A PNG or SVG file, told by its content (not its name).
+        static func load(_ path: String, option: String) throws(CLIError) -> Image {
+            let bytes: [UInt8]
+            do {
+                bytes = try FileReader.read(path, limit: 4 << 20)
+            } catch {
+                throw .usage("\(option) \(path): \(error.message)")
+            }
+            if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+                return Image(mimeType: "image/png", bytes: bytes)
+            }
+            let head = String(decoding: bytes.prefix(4096), as: UTF8.self)
+            if head.contains("<svg") { return Image(mimeType: "image/svg+xml", bytes: bytes) }
+            throw .usage("\(option) \(path): not a PNG or SVG image")
+        }
+    }
+
+    static let defaultLeafletDirectory = "/usr/share/javascript/leaflet"
+
+    var leafletJS: [UInt8]
+    var leafletCSS: [UInt8]
+    var marker: Image
+    /// Whether the marker is the default arrow, turned to the course.
+    var rotateMarker: Bool
+    var pin: Image
+    /// Place name → its image (`--place-image`), in the order given.
+    var placeImages: [(name: String, image: Image)]
+    var theme: String
+    var tiles: String?
+    var calloutTemplate: String?
+
+    static var mapJS: [UInt8] { PackageResources.map_js }
+    static var mapCSS: [UInt8] { PackageResources.map_css }
+
+    /// Leaflet's script and style sheet from `directory`, or a clear error naming the package.
+    static func loadLeaflet(from directory: String) throws(CLIError) -> (js: [UInt8], css: [UInt8]) {
+        do {
+            return (
+                try FileReader.read(directory + "/leaflet.js", limit: 8 << 20),
+                try FileReader.read(directory + "/leaflet.css", limit: 1 << 20)
+            )
+        } catch {
+            throw .failure(
+                "Leaflet is not in \(directory) (\(error.message)): install Debian's libjs-leaflet "
+                    + "(apt install libjs-leaflet), or name its directory with --leaflet-dir")
+        }
+    }
+
+    /// The route of place image `index` on the live page.
+    static func placeImagePath(_ index: Int) -> String { "/images/place/\(index)" }
+
+    private func config(images: [String: JSONValue], snapshot: JSONValue?) -> [UInt8] {
+        var object: [String: JSONValue] = [
+            "theme": .string(theme), "images": .object(images), "rotateMarker": .bool(rotateMarker),
+        ]
+        if let tiles { object["tiles"] = .string(tiles) }
+        if let calloutTemplate { object["calloutTemplate"] = .string(calloutTemplate) }
+        if let snapshot { object["snapshot"] = snapshot }
+        // Inside <script>, "</script>" in a string would end the element: JSON allows \u003c for "<".
+        var bytes: [UInt8] = []
+        for byte in JSONValue.object(object).jsonBytes {
+            if byte == UInt8(ascii: "<") { bytes += Array("\\u003c".utf8) } else { bytes.append(byte) }
+        }
+        return bytes
+    }
+
+    private static func fill(styles: [UInt8], scripts: [UInt8]) -> [UInt8] {
+        let template = String(decoding: PackageResources.index_html, as: UTF8.self)
+        let parts = template.split(separator: "<!--akloc:styles-->", maxSplits: 1)
+        let rest = parts[1].split(separator: "<!--akloc:scripts-->", maxSplits: 1)
+        return Array(parts[0].utf8) + styles + Array(rest[0].utf8) + scripts + Array(rest[1].utf8)
+    }
+
+    private static func configScript(_ config: [UInt8]) -> [UInt8] {
+        Array("<script id=\"akloc-config\" type=\"application/json\">".utf8) + config + Array("</script>\n".utf8)
+    }
+
+    /// The page the server gives at `/`.
+    func liveHTML() -> [UInt8] {
+        let images: [String: JSONValue] = ["marker": "/images/marker", "pin": "/images/pin"]
+        let styles = Array(
+            "<link rel=\"stylesheet\" href=\"/leaflet/leaflet.css\">\n<link rel=\"stylesheet\" href=\"/assets/map.css\">\n"
+                .utf8)
+        let scripts =
+            Self.configScript(config(images: images, snapshot: nil))
+            + Array("<script src=\"/leaflet/leaflet.js\"></script>\n<script src=\"/assets/map.js\"></script>\n".utf8)
+        return Self.fill(styles: styles, scripts: scripts)
+    }
+
+    /// The self-contained file of `--output`; `data` holds the layers and the position.
+    func snapshotHTML(data: JSONValue) -> [UInt8] {
+        let images: [String: JSONValue] = [
+            "marker": .string(marker.dataURI), "pin": .string(pin.dataURI),
+        ]
+        let styles = Array("<style>\n".utf8) + leafletCSS + Self.mapCSS + Array("</style>\n".utf8)
+        let scripts =
+            Self.configScript(config(images: images, snapshot: data))
+            + Array("<script>\n".utf8) + leafletJS + Array("\n</script>\n<script>\n".utf8) + Self.mapJS
+            + Array("\n</script>\n".utf8)
+        return Self.fill(styles: styles, scripts: scripts)
+    }
+
+    /// The images' URLs by place name: routes on the live page, data URIs in a snapshot.
+    func placeImageURLs(inline: Bool) -> [String: String] {
+        var urls: [String: String] = [:]
+        for (index, entry) in placeImages.enumerated() {
+            urls[entry.name] = inline ? entry.image.dataURI : Self.placeImagePath(index)
+        }
+        return urls
+    }
+}
+
+/// RFC 4648 base64, for the snapshot's data URIs.
+enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index + 3 <= bytes.count {
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            for shift in [18, 12, 6, 0] { output.append(alphabet[Int(value >> UInt32(shift)) & 63]) }
+            index += 3
+        }
+        let rest = bytes.count - index
+        if rest > 0 {
+            var value = UInt32(bytes[index]) << 16
+            if rest == 2 { value |= UInt32(bytes[index + 1]) << 8 }
+            output.append(alphabet[Int(value >> 18) & 63])
+            output.append(alphabet[Int(value >> 12) & 63])
+            output.append(rest == 2 ? alphabet[Int(value >> 6) & 63] : UInt8(ascii: "="))
+            output.append(UInt8(ascii: "="))
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}

@@ -1,0 +1,330 @@
+// akloc map: the position, the track and saved places on Leaflet, with
+// callouts drawn as MapViewPlus draws them (DESIGN §11). The live page gets
+// its data from the CLI's server (/track.geojson, /places.geojson,
+// /countries.geojson, /events); a snapshot has it all inlined in the config.
+(function () {
+  "use strict";
+
+  const config = JSON.parse(document.getElementById("akloc-config").textContent);
+  const snapshot = config.snapshot || null;
+  document.documentElement.dataset.theme = config.theme || "auto";
+
+  // MapViewPlus's numbers: the anchor is an equilateral triangle of height
+  // 16 (its side is 16 / √3 · 2), the callout pans into view with 8 px to spare.
+  const CALLOUT = {
+    width: 300, height: 60, imageSize: 44, anchorHeight: 16, padding: 8,
+    showSeconds: 0.8, damping: 0.4, hideSeconds: 0.15,
+    showFrom: config.calloutShowFrom || "bottom", hideTo: config.calloutHideTo || "bottom",
+  };
+  CALLOUT.anchorWidth = (CALLOUT.anchorHeight / Math.sqrt(3)) * 2;
+
+  const map = L.map("map", { zoomControl: true, attributionControl: false, worldCopyJump: true });
+  map.setView([20, 0], 2);
+  const state = {
+    following: true, location: null, placemark: null, trackPoints: 0, callout: null, connected: false,
+  };
+  state.map = map;
+  window.akloc = state;  // the browser tests read what the page drew
+
+  // Base layer: country outlines over a plain sea; a tile layer only when asked.
+  if (config.tiles) L.tileLayer(config.tiles, { maxZoom: 19 }).addTo(map);
+  const countries = L.geoJSON(null, {
+    interactive: false, style: { className: "akloc-country", weight: 0.6, fillOpacity: config.tiles ? 0 : 1 },
+  }).addTo(map);
+  const track = L.polyline([], { className: "akloc-track", weight: 3, smoothFactor: 0, noClip: true, interactive: false })
+    .addTo(map);
+  const accuracy = L.circle([0, 0], { radius: 0, className: "akloc-accuracy", weight: 1, fillOpacity: 0.15, interactive: false });
+  let positionMarker = null;
+  const placeMarkers = [];
+
+  function note(text) {
+    const element = document.getElementById("akloc-note");
+    element.textContent = [element.textContent, text].filter(Boolean).join(" · ");
+  }
+
+  function layerError(name, collection) {
+    if (collection && collection.akloc && collection.akloc.error) note(name + ": " + collection.akloc.error);
+  }
+
+  function load(path, inline) {
+    if (snapshot) return Promise.resolve(inline);
+    return fetch(path, { cache: "no-store" }).then((response) => response.json());
+  }
+
+  // MARK: Layers
+
+  function showCountries(collection) {
+    countries.addData(collection);
+    layerError("countries", collection);
+  }
+
+  function showTrack(collection) {
+    const lines = collection.features.map((feature) => feature.geometry.coordinates.map(([lon, lat]) => [lat, lon]));
+    track.setLatLngs(lines);
+    state.trackPoints = lines.reduce((sum, line) => sum + line.length, 0);
+    layerError("track", collection);
+    if (!state.location && state.trackPoints > 0) map.fitBounds(track.getBounds(), { padding: [20, 20] });
+  }
+
+  function iconFor(url, size, className) {
+    return L.divIcon({
+      className: "akloc-marker " + className, iconSize: [size, size], iconAnchor: [size / 2, size / 2],
+      html: '<img alt="" src="' + url + '">',
+    });
+  }
+
+  function showPlaces(collection) {
+    for (const feature of collection.features) {
+      const [lon, lat] = feature.geometry.coordinates;
+      const properties = feature.properties;
+      const marker = L.marker([lat, lon], {
+        icon: iconFor(properties.image || config.images.pin, 32, "akloc-place"), title: properties.name, keyboard: false,
+      }).addTo(map);
+      marker.getElement().dataset.place = properties.name;
+      marker.on("click", () => openCallout(marker, () => placeCallout(properties, lat, lon)));
+      placeMarkers.push(marker);
+    }
+    layerError("places", collection);
+  }
+
+  function showLocation(location, placemark) {
+    state.location = location;
+    state.placemark = placemark || null;
+    const latlng = [location.latitude, location.longitude];
+    if (!positionMarker) {
+      positionMarker = L.marker(latlng, { icon: iconFor(config.images.marker, 40, "akloc-position"), keyboard: false, zIndexOffset: 1000 })
+        .addTo(map);
+      positionMarker.on("click", () => openCallout(positionMarker, positionCallout));
+      accuracy.addTo(map);
+      map.setView(latlng, Math.max(map.getZoom(), 13));
+    } else {
+      positionMarker.setLatLng(latlng);
+    }
+    // The default arrow points north; turned to the course. A custom image is drawn as it is.
+    const image = positionMarker.getElement().querySelector("img");
+    image.style.transform = config.rotateMarker && isFinite(location.course) ? "rotate(" + location.course + "deg)" : "";
+    accuracy.setLatLng(latlng);
+    accuracy.setRadius(isFinite(location.horizontalAccuracy) ? location.horizontalAccuracy : 0);
+    if (state.following) map.panTo(latlng, { animate: false });
+    if (state.callout && state.callout.marker === positionMarker) refreshCallout();
+  }
+
+  // MARK: Callouts
+
+  function escapeHTML(text) {
+    return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  }
+
+  function formatTime(value) {
+    if (value === undefined || value === null) return "";
+    const date = typeof value === "number" ? new Date(value * 1000) : new Date(value);
+    return isNaN(date) ? String(value) : date.toLocaleString();
+  }
+
+  function formatClock(value) {
+    if (value === undefined || value === null) return "";
+    const date = typeof value === "number" ? new Date(value * 1000) : new Date(value);
+    return isNaN(date) ? "" : date.toLocaleTimeString();
+  }
+
+  function distance(lat1, lon1, lat2, lon2) {
+    const rad = Math.PI / 180, r = 6371008.8;
+    const a = Math.sin(((lat2 - lat1) * rad) / 2) ** 2 +
+      Math.cos(lat1 * rad) * Math.cos(lat2 * rad) * Math.sin(((lon2 - lon1) * rad) / 2) ** 2;
+    return 2 * r * Math.asin(Math.sqrt(a));
+  }
+
+  function formatDistance(metres) {
+    return metres >= 1000 ? (metres / 1000).toFixed(1) + " km" : Math.round(metres) + " m";
+  }
+
+  function positionCallout() {
+    const l = state.location;
+    const speed = isFinite(l.speed) ? (l.speed * 3.6).toFixed(1) + " km/h" : "speed unknown";
+    const course = isFinite(l.course) ? Math.round(l.course) + "°" : "course unknown";
+    const acc = isFinite(l.horizontalAccuracy) ? "±" + Math.round(l.horizontalAccuracy) + " m" : "accuracy unknown";
+    const place = state.placemark && (state.placemark.formattedAddress || state.placemark.name);
+    const fields = {
+      time: formatTime(l.timestamp), speed: speed, course: course, accuracy: acc, placemark: place || "",
+      latitude: l.latitude.toFixed(5), longitude: l.longitude.toFixed(5),
+    };
+    return {
+      image: config.images.marker,
+      title: place || "My location",
+      subtitle: [speed, course, acc, formatClock(l.timestamp)].filter(Boolean).join(" · "),
+      detail: Object.entries(fields).filter(([, v]) => v).map(([k, v]) => k + ": " + v).join("\n"),
+      fields: fields,
+    };
+  }
+
+  function placeCallout(properties, lat, lon) {
+    const away = state.location ? formatDistance(distance(state.location.latitude, state.location.longitude, lat, lon)) + " away" : "";
+    const fields = { name: properties.name, note: properties.note || "", distance: away, radius: properties.radius ? properties.radius + " m" : "" };
+    return {
+      image: properties.image || config.images.pin,
+      title: properties.name,
+      subtitle: [properties.note, away].filter(Boolean).join(" · "),
+      detail: Object.entries(fields).filter(([, v]) => v).map(([k, v]) => k + ": " + v).join("\n"),
+      fields: fields,
+    };
+  }
+
+  function calloutHTML(model) {
+    if (config.calloutTemplate) {
+      const values = Object.assign({}, model.fields, { title: model.title, subtitle: model.subtitle, image: model.image });
+      return '<div class="akloc-callout-custom">' +
+        config.calloutTemplate.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, key) => escapeHTML(values[key] === undefined ? "" : values[key])) +
+        "</div>";
+    }
+    return '<div class="akloc-callout">' +
+      '<img class="akloc-callout-image" alt="" src="' + escapeHTML(model.image) + '">' +
+      '<div class="akloc-callout-text"><div class="akloc-callout-title">' + escapeHTML(model.title) + "</div>" +
+      '<div class="akloc-callout-subtitle">' + escapeHTML(model.subtitle) + "</div></div>" +
+      '<button class="akloc-callout-detail" type="button" title="Details">i</button></div>';
+  }
+
+  function anchorSVG() {
+    const w = CALLOUT.anchorWidth, h = CALLOUT.anchorHeight;
+    return '<svg class="akloc-anchor" width="' + w + '" height="' + h + '" viewBox="0 0 ' + w + " " + h + '">' +
+      '<polygon points="0,0 ' + w + ",0 " + w / 2 + "," + h + '"/></svg>';
+  }
+
+  // A damped spring from 1 to 0 (UIView's usingSpringWithDamping), sampled for the Web Animations API.
+  function springKeyframes(offset, axis) {
+    const zeta = CALLOUT.damping, frames = [], steps = 48;
+    const omega = 6 / (zeta * CALLOUT.showSeconds);  // settled (e^-6) by the end
+    const omegaD = omega * Math.sqrt(1 - zeta * zeta);
+    for (let i = 0; i <= steps; i++) {
+      const t = (i / steps) * CALLOUT.showSeconds;
+      const x = i === steps ? 0 : Math.exp(-zeta * omega * t) * (Math.cos(omegaD * t) + ((zeta * omega) / omegaD) * Math.sin(omegaD * t));
+      const d = offset * x;
+      frames.push({ transform: axis === "x" ? "translateX(" + d + "px)" : "translateY(" + d + "px)", opacity: Math.min(1, (i / steps) * 4) });
+    }
+    return frames;
+  }
+
+  const directions = { top: ["y", -1], bottom: ["y", 1], left: ["x", -1], right: ["x", 1] };
+
+  function openCallout(marker, modelFor) {
+    if (state.callout && state.callout.marker === marker) return;
+    closeCallout();
+    const pane = map.getPane("popupPane");
+    const holder = L.DomUtil.create("div", "akloc-callout-anchor-view", pane);
+    const view = L.DomUtil.create("div", "akloc-callout-and-anchor", holder);
+    L.DomEvent.disableClickPropagation(view);
+    L.DomEvent.disableScrollPropagation(view);
+    state.callout = { marker: marker, modelFor: modelFor, holder: holder, view: view };
+    refreshCallout();
+    place();
+    const [axis, sign] = directions[CALLOUT.showFrom] || directions.bottom;
+    view.animate(springKeyframes(sign * 40, axis), { duration: CALLOUT.showSeconds * 1000, fill: "none" });
+    panIntoView();
+  }
+
+  function refreshCallout() {
+    const callout = state.callout;
+    const model = callout.modelFor();
+    callout.model = model;
+    const title = callout.view.querySelector(".akloc-callout-title");
+    if (title && !config.calloutTemplate) {
+      // A new fix under an open callout: the same view, new text (it stays where the user is looking).
+      title.textContent = model.title;
+      callout.view.querySelector(".akloc-callout-subtitle").textContent = model.subtitle;
+      callout.view.querySelector(".akloc-callout-image").src = model.image;
+    } else {
+      callout.view.innerHTML = calloutHTML(model) + anchorSVG();
+      const detail = callout.view.querySelector(".akloc-callout-detail");
+      if (detail) detail.addEventListener("click", () => showDetail(callout.model.detail));
+    }
+    place();
+  }
+
+  function place() {
+    const callout = state.callout;
+    if (!callout) return;
+    const point = map.latLngToLayerPoint(callout.marker.getLatLng());
+    const iconHeight = callout.marker.options.icon.options.iconSize[1];
+    L.DomUtil.setPosition(callout.holder, point);
+    const box = callout.view;
+    box.style.left = -box.offsetWidth / 2 + "px";
+    box.style.top = -(box.offsetHeight + iconHeight / 2) + "px";
+  }
+
+  // Pans so the whole callout shows with CALLOUT.padding px to spare (MapViewPlus scrolls the map the same way).
+  function panIntoView() {
+    const callout = state.callout;
+    if (!callout) return;
+    const mapRect = map.getContainer().getBoundingClientRect();
+    const rect = callout.view.getBoundingClientRect();
+    const p = CALLOUT.padding;
+    let dx = 0, dy = 0;
+    if (rect.left < mapRect.left + p) dx = rect.left - (mapRect.left + p);
+    else if (rect.right > mapRect.right - p) dx = rect.right - (mapRect.right - p);
+    if (rect.top < mapRect.top + p) dy = rect.top - (mapRect.top + p);
+    else if (rect.bottom > mapRect.bottom - p) dy = rect.bottom - (mapRect.bottom - p);
+    if (dx || dy) {
+      state.following = false;
+      map.panBy([dx, dy], { animate: false });
+    }
+  }
+
+  function closeCallout() {
+    const callout = state.callout;
+    if (!callout) return;
+    state.callout = null;
+    const [axis, sign] = directions[CALLOUT.hideTo] || directions.bottom;
+    const to = axis === "x" ? "translateX(" + sign * 20 + "px)" : "translateY(" + sign * 20 + "px)";
+    const animation = callout.view.animate([{ transform: "none", opacity: 1 }, { transform: to, opacity: 0 }],
+      { duration: CALLOUT.hideSeconds * 1000, easing: "ease-in", fill: "forwards" });
+    animation.onfinish = () => callout.holder.remove();
+  }
+
+  function showDetail(text) {
+    const element = document.getElementById("akloc-detail");
+    element.textContent = text;
+    element.hidden = false;
+  }
+
+  map.on("click", () => {
+    closeCallout();
+    document.getElementById("akloc-detail").hidden = true;
+  });
+  map.on("zoomend viewreset", place);
+  map.on("dragstart", () => { state.following = false; document.getElementById("akloc-follow").hidden = false; });
+  document.getElementById("akloc-follow").addEventListener("click", () => {
+    state.following = true;
+    document.getElementById("akloc-follow").hidden = true;
+    if (state.location) map.panTo([state.location.latitude, state.location.longitude]);
+  });
+
+  // MARK: Data
+
+  function setStatus(status) {
+    state.connected = !!status.connected;
+    const element = document.getElementById("akloc-status");
+    element.hidden = state.connected;
+    element.textContent = status.connected ? "" : "reconnecting to aklocd…";
+    element.title = status.reason || "";
+  }
+
+  const loads = [
+    load("/countries.geojson", snapshot && snapshot.countries).then(showCountries),
+    load("/track.geojson", snapshot && snapshot.track).then(showTrack),
+    load("/places.geojson", snapshot && snapshot.places).then(showPlaces),
+  ];
+  Promise.all(loads).then(() => {
+    state.loaded = true;
+    if (snapshot) {
+      if (snapshot.location) showLocation(snapshot.location, snapshot.placemark);
+      note("snapshot of " + formatTime(snapshot.createdAt));
+      return;
+    }
+    const events = new EventSource("/events");
+    events.addEventListener("status", (event) => setStatus(JSON.parse(event.data)));
+    events.addEventListener("location", (event) => {
+      const data = JSON.parse(event.data);
+      showLocation(data.location, data.placemark);
+    });
+    events.onerror = () => setStatus({ connected: false, reason: "the akloc map server is not answering" });
+  });
+})();

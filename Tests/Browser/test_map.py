@@ -1,0 +1,485 @@
+"""`akloc map` in real headless Chromium (issue 14, docs/map.md): the live page
+against the real aklocd reading a real gpsd replay, the snapshot from file://,
+and bad requests to the page server. Screenshots go to $AKLOC_ARTIFACTS
+(default .build/test-artifacts/map). Run by `make test-map`.
+
+No network: Chromium gets a dead proxy and a resolver that knows no names, so
+anything the page tried to fetch from outside would fail (and log an error)."""
+
+import json
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python", "tests"))
+from live import REPOSITORY, Replay, _kill_group, require_tools  # noqa: E402
+
+BOAT = "humminbird-M37"  # a powerboat on the Connecticut River, 44.435 N 71.676 W
+ARTIFACTS = os.environ.get("AKLOC_ARTIFACTS", os.path.join(REPOSITORY, ".build", "test-artifacts", "map"))
+REQUIRED = os.environ.get("AKLOC_REQUIRE_TOOLS") == "1"
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError:  # checked in setUpClass, where it can fail or skip
+    webdriver = None
+
+
+def png(width: int, height: int, rgb=(0x20, 0xA0, 0x40)) -> bytes:
+    """A solid PNG, written by hand so the test needs no imaging library."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def daemon_call(socket_path: str, op: str, **arguments):
+    """One request on a fresh connection; returns (ok, result or error)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.settimeout(10)
+        connection.connect(socket_path)
+        stream = connection.makefile("rwb")
+        json.loads(stream.readline())  # hello
+        stream.write(json.dumps(dict(arguments, id=1, op=op)).encode() + b"\n")
+        stream.flush()
+        while True:
+            message = json.loads(stream.readline())
+            if message.get("id") == 1:
+                return message["ok"], message.get("result", message.get("error"))
+
+
+class MapPageTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.cleanups = []
+        try:
+            cls._start()
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def _start(cls) -> None:
+        probe = unittest.TestCase()
+        missing = [name for name in ("chromium", "chromedriver") if shutil.which(name) is None]
+        if webdriver is None:
+            missing.append("python3-selenium")
+        if not os.path.isfile("/usr/share/javascript/leaflet/leaflet.js"):
+            missing.append("libjs-leaflet")
+        if missing:
+            message = "missing " + ", ".join(missing) + " (make deps)"
+            if REQUIRED:
+                raise AssertionError(message)
+            raise unittest.SkipTest(message)
+        aklocd = require_tools(probe)
+        cls.akloc = os.path.join(os.path.dirname(aklocd), "akloc")
+        os.makedirs(ARTIFACTS, exist_ok=True)
+        cls.directory = tempfile.mkdtemp(prefix="akloc-map-")
+        cls.cleanups.append(lambda: shutil.rmtree(cls.directory, ignore_errors=True))
+        cls.marker_png = os.path.join(cls.directory, "boat.png")
+        with open(cls.marker_png, "wb") as file:
+            file.write(png(40, 40))
+        cls.dock_svg = os.path.join(cls.directory, "dock.svg")
+        with open(cls.dock_svg, "w") as file:
+            file.write('<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32">'
+                       '<rect width="32" height="32" rx="6" fill="#7b3fe4"/></svg>')
+
+        # 0.4 s per sentence: about 45 s of a boat moving, enough for every test here.
+        # aklocd names the fixes from the repository's geo data (reverseGeocode).
+        cls.replay = Replay(aklocd, BOAT, 0.4, config="[geo]\ndata-dir = %s\n" % os.path.join(REPOSITORY, "data"))
+        cls.cleanups.append(cls.replay.stop)
+        cls.ops = {}
+        for op in ("track", "places", "savePlace", "reverseGeocode"):
+            ok, result = daemon_call(cls.replay.socket, op, **({"name": "Dock", "coordinate": {
+                "latitude": 44.4362, "longitude": -71.6740}, "note": "fuel and ice"} if op == "savePlace" else {}))
+            cls.ops[op] = ok or result.get("code") != "unknownOp"
+
+        cls.server_log = open(os.path.join(cls.directory, "map.log"), "w+b")
+        cls.server = subprocess.Popen(
+            [cls.akloc, "--socket", cls.replay.socket, "map", "--listen", "127.0.0.1:0",
+             "--data-dir", os.path.join(REPOSITORY, "data"), "--request-timeout", "2", "--since", "0",
+             "--marker-image", cls.marker_png, "--place-image", "Dock=" + cls.dock_svg],
+            stdout=subprocess.PIPE, stderr=cls.server_log, start_new_session=True)
+        cls.cleanups.append(cls.server_log.close)
+        cls.cleanups.append(lambda: cls.server.stdout.close())
+        cls.cleanups.append(lambda: _kill_group(cls.server))
+        line = cls.server.stdout.readline().decode().strip()
+        if not line.startswith("http://"):
+            cls.server_log.seek(0)
+            raise AssertionError("akloc map printed %r: %s" % (line, cls.server_log.read().decode()))
+        cls.url = line
+        cls.port = int(re.search(r":(\d+)/$", line).group(1))
+        cls.driver = cls._browser()
+
+    @classmethod
+    def _browser(cls):
+        options = Options()
+        options.binary_location = shutil.which("chromium")
+        for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--window-size=1000,700", "--proxy-server=http://127.0.0.1:9",
+                         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+                         "--no-first-run", "--disable-extensions", "--disable-background-networking",
+                         "--user-data-dir=" + os.path.join(cls.directory, "chromium")):
+            options.add_argument(argument)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        service = Service(shutil.which("chromedriver"), log_output=os.path.join(cls.directory, "chromedriver.log"))
+        driver = webdriver.Chrome(options=options, service=service)
+        # chromedriver and Chromium are killed by pid: quit() first, then the service's process.
+        cls.cleanups.append(service.stop)
+        cls.cleanups.append(driver.quit)
+        return driver
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        for cleanup in reversed(cls.cleanups):
+            try:
+                cleanup()
+            except Exception:
+                pass
+        cls.cleanups = []
+
+    # MARK: helpers
+
+    def wait(self, script: str, timeout: float = 20, message: str = ""):
+        value = WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(
+            lambda driver: driver.execute_script("return " + script), message or script)
+        return value
+
+    def severe_console_entries(self):
+        return [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+    def open_page(self, url: str) -> None:
+        self.driver.get(url)
+        self.wait("window.akloc && window.akloc.loaded === true", message="the page's layers loaded")
+
+    def screenshot(self, name: str) -> None:
+        self.driver.save_screenshot(os.path.join(ARTIFACTS, name))
+
+    def get(self, path: str, method: str = "GET"):
+        request = urllib.request.Request(self.url.rstrip("/") + path, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+
+    def raw(self, data: bytes, timeout: float = 10) -> bytes:
+        """Sends `data` on a new connection; everything the server sends before closing."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as connection:
+            try:
+                connection.sendall(data)
+            except OSError:
+                pass
+            received = b""
+            try:
+                while True:
+                    chunk = connection.recv(65536)
+                    if not chunk:
+                        break
+                    received += chunk
+            except (ConnectionResetError, socket.timeout):
+                pass
+            return received
+
+    def track_point_count(self) -> int:
+        """What `akloc track` gives (its NDJSON lines), or the op's pages when the CLI has no track command."""
+        # All of it (since epoch 0): gpsd dates the replay's fixes by its own guess, not today.
+        cli = subprocess.run([self.akloc, "--socket", self.replay.socket, "track", "--since", "0", "--format", "ndjson"],
+                             capture_output=True, timeout=30)
+        if cli.returncode == 0:
+            return len([line for line in cli.stdout.splitlines() if line.strip()])
+        total, arguments = 0, {"since": 0}
+        while True:
+            ok, result = daemon_call(self.replay.socket, "track", **arguments)
+            self.assertTrue(ok, result)
+            total += len(result["points"])
+            if not result.get("next") or not result["points"]:
+                return total
+            arguments = {"since": 0, "after": result["next"]}
+
+    # MARK: the live page
+
+    def test_1_live_page_draws_layers_and_follows_the_replay(self) -> None:
+        self.open_page(self.url)
+        first = self.wait("window.akloc.location", message="a first position over /events")
+        self.assertEqual(self.severe_console_entries(), [])
+        # Country outlines over the sea, and the boat among them.
+        countries = self.driver.find_elements(By.CSS_SELECTOR, "path.akloc-country")
+        self.assertGreater(len(countries), 200)
+        sea = self.driver.execute_script("return getComputedStyle(document.getElementById('map')).backgroundColor")
+        self.assertEqual(sea, "rgb(185, 211, 230)")
+        # The position marker is the custom PNG, loaded; its accuracy circle is drawn.
+        image = self.driver.find_element(By.CSS_SELECTOR, ".akloc-position img")
+        self.assertTrue(image.get_attribute("src").endswith("/images/marker"))
+        self.assertEqual(self.driver.execute_script("return arguments[0].naturalWidth", image), 40)
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "path.akloc-accuracy")), 1)
+        self.assertAlmostEqual(first["latitude"], 44.435, delta=0.01)
+        self.assertAlmostEqual(first["longitude"], -71.676, delta=0.01)
+
+        # The marker moves as the replay advances: a later fix, further east, at a new place on screen.
+        moved = self.wait(
+            "window.akloc.location.timestamp > %s && window.akloc.location" % json.dumps(first["timestamp"])
+            if isinstance(first.get("timestamp"), (int, float)) else
+            "window.akloc.location.longitude !== %r && window.akloc.location" % first["longitude"],
+            timeout=30, message="a later fix on the page")
+        self.assertNotEqual(moved["longitude"], first["longitude"])
+        ok, current = daemon_call(self.replay.socket, "get", keyPath="myLocation")
+        self.assertTrue(ok)
+        self.assertLess(abs(current["longitude"] - moved["longitude"]), 0.01)
+        # The view follows the position, so the marker stays put on screen while the map moves under it.
+        marker_point = self.driver.execute_script(
+            "const m = document.querySelector('.akloc-position').getBoundingClientRect();"
+            "return [m.left + m.width / 2, m.top + m.height / 2];")
+        self.assertAlmostEqual(marker_point[0], 500, delta=3)
+
+        if self.ops["track"]:
+            expected = self.track_point_count()
+            self.driver.refresh()
+            self.wait("window.akloc && window.akloc.loaded === true")
+            drawn = self.wait("window.akloc.trackPoints")
+            path = self.driver.find_element(By.CSS_SELECTOR, "path.akloc-track").get_attribute("d")
+            self.assertEqual(len(re.findall(r"[ML]", path)), drawn)
+            self.assertGreater(expected, 0)
+            self.assertGreaterEqual(drawn, expected)  # the recorder only adds points meanwhile
+        if self.ops["places"]:
+            place = self.driver.find_element(By.CSS_SELECTOR, ".akloc-place img")
+            self.assertTrue(place.get_attribute("src").endswith("/images/place/0"))
+            self.assertEqual(self.driver.execute_script("return arguments[0].naturalWidth", place), 32)
+        self.screenshot("live.png")
+        self.driver.execute_script("window.akloc.following = false; window.akloc.map.setZoom(6, {animate: false})")
+        self.screenshot("overview.png")
+        self.assertEqual(self.severe_console_entries(), [])
+
+    def test_2_callout_as_mapviewplus_draws_it(self) -> None:
+        self.open_page(self.url)
+        self.wait("window.akloc.location")
+        self.driver.find_element(By.CSS_SELECTOR, ".akloc-position").click()
+        callout = self.wait("document.querySelector('.akloc-callout')", message="the callout opened")
+        size = self.driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return [r.width, r.height]", callout)
+        self.assertAlmostEqual(size[0], 300, delta=0.05)  # layout may land on a sub-pixel
+        self.assertAlmostEqual(size[1], 60, delta=0.05)
+        image = self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-image")
+        self.assertEqual([image.size["width"], image.size["height"]], [44, 44])
+        # Read together: a fix arriving in between would change both.
+        subtitle, title, location, placemark = self.driver.execute_script(
+            "return [document.querySelector('.akloc-callout-subtitle').textContent,"
+            " document.querySelector('.akloc-callout-title').textContent, window.akloc.location, window.akloc.placemark]")
+        self.assertIn("%.1f km/h" % (location["speed"] * 3.6), subtitle)
+        self.assertIn("%d°" % round(location["course"]), subtitle)
+        if "horizontalAccuracy" in location:
+            self.assertIn("±%d m" % round(location["horizontalAccuracy"]), subtitle)
+        else:
+            self.assertIn("accuracy unknown", subtitle)
+        if self.ops["reverseGeocode"]:
+            self.assertEqual(title, placemark.get("formattedAddress") or placemark.get("name"))
+        else:
+            self.assertEqual(title, "My location")
+        self.assertTrue(self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-detail").is_displayed())
+        # The anchor: an equilateral triangle of height 16 pointing down at the marker.
+        anchor = self.driver.find_element(By.CSS_SELECTOR, "svg.akloc-anchor")
+        self.assertAlmostEqual(float(anchor.get_attribute("height")), 16, places=3)
+        self.assertAlmostEqual(float(anchor.get_attribute("width")), 16 / 3 ** 0.5 * 2, places=3)
+        points = [tuple(map(float, p.split(","))) for p in
+                  anchor.find_element(By.TAG_NAME, "polygon").get_attribute("points").split()]
+        sides = [((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5 for a, b in zip(points, points[1:] + points[:1])]
+        self.assertAlmostEqual(max(sides) - min(sides), 0, places=3)
+        # One shadow of opacity 0.3 over callout and anchor together.
+        shadow = self.driver.execute_script(
+            "return getComputedStyle(document.querySelector('.akloc-callout-and-anchor')).filter")
+        self.assertIn("rgba(0, 0, 0, 0.3)", shadow)
+        # The show animation: a 0.8 s spring.
+        timing = self.driver.execute_script(
+            "const a = document.querySelector('.akloc-callout-and-anchor').getAnimations();"
+            "return a.map(x => x.effect.getTiming().duration)")
+        self.assertIn(800, timing)
+        # Fully in view, 8 px from each edge at least, once the spring has settled.
+        time.sleep(0.9)  # the animation's own length, not a synchronisation: the position is read after it
+        inside = self.driver.execute_script(
+            "const m = document.getElementById('map').getBoundingClientRect();"
+            "const c = document.querySelector('.akloc-callout-and-anchor').getBoundingClientRect();"
+            "return c.left >= m.left + 7.5 && c.top >= m.top + 7.5 && c.right <= m.right - 7.5 && c.bottom <= m.bottom - 7.5")
+        self.assertTrue(inside)
+        self.screenshot("callout.png")
+        self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-detail").click()
+        self.assertIn("speed:", self.driver.find_element(By.ID, "akloc-detail").text)
+        # A click on the map hides it (0.15 s), and it is gone.
+        hide_started = time.monotonic()
+        self.driver.execute_script("window.akloc.map.fire('click')")
+        self.wait("document.querySelector('.akloc-callout') === null", timeout=5)
+        self.assertLess(time.monotonic() - hide_started, 3)
+        if self.ops["places"]:
+            self.driver.find_element(By.CSS_SELECTOR, ".akloc-place").click()
+            self.wait("document.querySelector('.akloc-callout-title')")
+            self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-title").text, "Dock")
+            subtitle = self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-subtitle").text
+            self.assertRegex(subtitle, r"^fuel and ice · [\d.]+ k?m away$")
+        self.assertEqual(self.severe_console_entries(), [])
+
+    def test_3_dark_theme(self) -> None:
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                                    {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        try:
+            self.open_page(self.url)
+            self.wait("window.akloc.location")
+            sea = self.driver.execute_script("return getComputedStyle(document.getElementById('map')).backgroundColor")
+            self.assertEqual(sea, "rgb(13, 27, 42)")
+            self.driver.find_element(By.CSS_SELECTOR, ".akloc-position").click()
+            self.wait("document.querySelector('.akloc-callout')")
+            background = self.driver.execute_script(
+                "return getComputedStyle(document.querySelector('.akloc-callout')).backgroundColor")
+            self.assertEqual(background, "rgb(44, 44, 46)")
+            time.sleep(0.9)  # let the show animation end before the picture
+            self.screenshot("dark.png")
+            self.assertEqual(self.severe_console_entries(), [])
+        finally:
+            self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+    def test_4_snapshot_from_file_url(self) -> None:
+        output = os.path.join(self.directory, "snapshot.html")
+        subprocess.run([self.akloc, "--socket", self.replay.socket, "map", "--output", output,
+                        "--data-dir", os.path.join(REPOSITORY, "data"), "--theme", "dark",
+                        "--marker-image", self.marker_png, "--place-image", "Dock=" + self.dock_svg],
+                       check=True, capture_output=True, timeout=60)
+        with open(output, encoding="utf-8") as file:
+            html = file.read()
+        self.assertNotIn('src="/', html)  # nothing left to fetch
+        self.assertNotIn('href="/', html)
+        self.open_page("file://" + output)
+        location = self.wait("window.akloc.location", message="the snapshot's position")
+        ok, current = daemon_call(self.replay.socket, "get", keyPath="myLocation")
+        self.assertLess(abs(current["latitude"] - location["latitude"]), 0.01)
+        self.assertGreater(len(self.driver.find_elements(By.CSS_SELECTOR, "path.akloc-country")), 200)
+        image = self.driver.find_element(By.CSS_SELECTOR, ".akloc-position img")
+        self.assertTrue(image.get_attribute("src").startswith("data:image/png;base64,"))
+        self.assertEqual(self.driver.execute_script("return arguments[0].naturalWidth", image), 40)
+        sea = self.driver.execute_script("return getComputedStyle(document.getElementById('map')).backgroundColor")
+        self.assertEqual(sea, "rgb(13, 27, 42)")
+        if self.ops["track"]:
+            self.assertGreater(self.driver.execute_script("return window.akloc.trackPoints"), 0)
+        if self.ops["places"]:
+            self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, ".akloc-place")), 1)
+        self.driver.find_element(By.CSS_SELECTOR, ".akloc-position").click()
+        self.wait("document.querySelector('.akloc-callout')")
+        self.assertEqual(self.severe_console_entries(), [])
+        self.screenshot("snapshot.png")
+
+        # A custom callout: the template's fields filled in and escaped, the anchor and shadow kept.
+        template = os.path.join(self.directory, "callout.html")
+        with open(template, "w") as file:
+            file.write('<div class="mine"><b>{{title}}</b> <i>{{speed}}</i> [{{nosuch}}] {{latitude}}</div>')
+        subprocess.run([self.akloc, "--socket", self.replay.socket, "map", "--output", output,
+                        "--data-dir", os.path.join(REPOSITORY, "data"), "--callout-template", template],
+                       check=True, capture_output=True, timeout=60)
+        self.open_page("file://" + output)
+        self.wait("window.akloc.location")
+        self.driver.find_element(By.CSS_SELECTOR, ".akloc-position").click()
+        mine = self.wait("document.querySelector('.akloc-callout-custom .mine')")
+        location, placemark = self.driver.execute_script("return [window.akloc.location, window.akloc.placemark]")
+        title = (placemark or {}).get("formattedAddress") or "My location"
+        self.assertEqual(mine.text, "%s %.1f km/h [] %.5f" % (title, location["speed"] * 3.6, location["latitude"]))
+        self.assertIsNone(self.driver.execute_script("return document.querySelector('.akloc-callout')"))
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, ".akloc-callout-and-anchor svg.akloc-anchor")), 1)
+        self.assertEqual(self.severe_console_entries(), [])
+
+    def test_5_bad_requests_leave_the_page_working(self) -> None:
+        self.assertEqual(self.get("/nope")[0], 404)
+        self.assertEqual(self.get("/../../etc/passwd")[0], 404)
+        self.assertEqual(self.get("/", method="POST")[0], 405)
+        self.assertTrue(self.raw(b"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n").startswith(b"HTTP/1.1 403"))
+        huge = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n"
+        answer = self.raw(huge)
+        self.assertTrue(answer == b"" or answer.startswith(b"HTTP/1.1 431"), answer[:80])
+        self.assertTrue(self.raw(b"GET / HTTP/1.1\r\n" + b"X: y\r\n" * 100 + b"\r\n").startswith(b"HTTP/1.1 431"))
+        self.assertTrue(self.raw(b"BREW /pot HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 405"))
+        self.assertTrue(self.raw(b"\x16\x03\x01garbage\r\n\r\n").startswith(b"HTTP/1.1 400"))
+
+        # Slowloris: a head trickling in is cut off at --request-timeout (2 s), and meanwhile others are served.
+        slow = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+        slow.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        started = time.monotonic()
+        self.assertEqual(self.get("/")[0], 200)
+        answer = b""
+        try:
+            while True:
+                slow.sendall(b"X-A: b\r\n")
+                chunk = slow.recv(65536)  # returns when the server answers or closes
+                if not chunk:
+                    break
+                answer += chunk
+        except OSError:
+            pass
+        finally:
+            slow.close()
+        self.assertTrue(answer.startswith(b"HTTP/1.1 408"), answer[:80])
+        self.assertLess(time.monotonic() - started, 8)
+
+        # 200 streams at once: each gets its head and the current position; the page still loads; closing
+        # them frees them on the server.
+        baseline = json.loads(self.get("/health.json")[1])["streams"]
+        streams = []
+        try:
+            for _ in range(200):
+                connection = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+                connection.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                streams.append(connection)
+            for connection in streams:
+                head = b""
+                while b"event: location" not in head:
+                    chunk = connection.recv(65536)
+                    self.assertTrue(chunk, "a stream closed early")
+                    head += chunk
+                self.assertTrue(head.startswith(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream"))
+            self.assertEqual(json.loads(self.get("/health.json")[1])["streams"], baseline + 200)
+            self.open_page(self.url)
+            self.wait("window.akloc.location")
+        finally:
+            for connection in streams:
+                connection.close()
+        deadline = time.monotonic() + 10
+        while json.loads(self.get("/health.json")[1])["streams"] > baseline + 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertLessEqual(json.loads(self.get("/health.json")[1])["streams"], baseline + 1)  # the page's own
+        self.assertEqual(self.severe_console_entries(), [])
+
+    def test_6_a_closed_tab_frees_its_stream_and_aklocd_restarts_are_survived(self) -> None:
+        self.open_page(self.url)
+        self.wait("window.akloc.connected === true")
+        streams = json.loads(self.get("/health.json")[1])["streams"]
+        self.driver.get("about:blank")
+        deadline = time.monotonic() + 10
+        while json.loads(self.get("/health.json")[1])["streams"] >= streams and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(json.loads(self.get("/health.json")[1])["streams"], streams - 1)
+
+        self.open_page(self.url)
+        self.wait("window.akloc.connected === true")
+        _kill_group(self.replay.daemon)
+        self.wait("window.akloc.connected === false", timeout=10)
+        banner = self.driver.find_element(By.ID, "akloc-status")
+        self.assertTrue(banner.is_displayed())
+        self.assertIn("reconnecting", banner.text)
+        self.screenshot("reconnecting.png")
+        self.replay.daemon = self.replay._start_daemon()
+        self.wait("window.akloc.connected === true", timeout=15)
+        self.assertFalse(banner.is_displayed())
+
+
+if __name__ == "__main__":
+    unittest.main()
