@@ -231,7 +231,7 @@ with akloc.Client(timeout=10) as client:
         replay = self.replay()
         with open(os.path.join(REPOSITORY, "docs", "clients.md")) as docs:
             examples = re.findall(r"```python\n(.*?)```", docs.read(), re.S)
-        self.assertGreaterEqual(len(examples), 5)
+        self.assertGreaterEqual(len(examples), 6)
         for example in examples:
             run = subprocess.run(
                 [sys.executable, "-c", example],
@@ -242,6 +242,9 @@ with akloc.Client(timeout=10) as client:
             )
             self.assertEqual(run.returncode, 0, f"{example}\n{run.stdout}\n{run.stderr}")
             self.assertRegex(run.stdout, r"44\.4\d+", example)
+            if "delete_place" in example:
+                self.assertIn("['Dock', 'Here']", run.stdout, example)
+                self.assertIn("notFound", run.stdout, example)
             if "reverse_geocode" in example:
                 # The boat's place, the search, all 25 NANP countries, the German name, the error's code.
                 for line in ("America/New_York", "Enkhuizen", "25 countries share +1", "Deutschland +49", "badRequest"):

@@ -3,10 +3,12 @@ the real aklocd, reading the tree's data/, and a real gpsd replay."""
 
 import asyncio
 import math
+import os
 import unittest
 
 import akloc
 import akloc.aio
+import akloc.models
 from live import Replay, require_tools
 
 # humminbird-M37: a powerboat near 44.435 N, 71.676 W (New Hampshire).
@@ -98,6 +100,42 @@ class LiveGeoTests(unittest.TestCase):
                 client.reverse_geocode(91, 0)
             self.assertIn("coordinate.latitude", raised.exception.message)
             self.assertEqual(client.countries(code="nl")[0]["name"], "Netherlands")
+
+    def test_save_list_and_delete_places(self) -> None:
+        with akloc.Client(socket=self.replay.socket, timeout=10) as client:
+            haven = client.save_place("Haven", 52.7033, 5.2917, radius=250, note="fuel")
+            self.assertEqual((haven["name"], haven["radius"], haven["note"]), ("Haven", 250, "fuel"))
+            self.assertEqual(haven["coordinate"], {"latitude": 52.7033, "longitude": 5.2917})
+            self.assertEqual(haven["owner"], os.geteuid())
+            created = akloc.models.parse_time(haven["createdAt"])
+            # At the current fix: the boat's position, as the daemon has it.
+            fix = client.request_location(timeout=10)
+            boat = client.save_place("Boat")
+            self.assertLess(metres_between((fix.latitude, fix.longitude), (boat["coordinate"]["latitude"], boat["coordinate"]["longitude"])), 60)
+            self.assertEqual(boat["radius"], 100)
+            # Replacing keeps createdAt (the OwnTracks waypoint's identity).
+            moved = client.save_place("Haven", 52.71, 5.30)
+            self.assertEqual(akloc.models.parse_time(moved["createdAt"]), created)
+            self.assertNotIn("note", moved)
+            self.assertEqual({place["name"]: place for place in client.places()}, {"Haven": moved, "Boat": boat})
+            client.delete_place("Boat")
+            self.assertEqual([place["name"] for place in client.places()], ["Haven"])
+            with self.assertRaises(akloc.NotFound) as raised:
+                client.delete_place("Boat")
+            self.assertEqual(raised.exception.code, "notFound")
+            for call in (
+                lambda: client.save_place("x" * 65, 1, 2),
+                lambda: client.save_place("Far", 91, 0),
+                lambda: client.save_place("Wide", 1, 2, radius=0),
+                lambda: client.request("savePlace", name="Typo", coordinate={"latitude": 1, "longitude": 2}, radus=5),
+            ):
+                with self.assertRaises(akloc.BadRequest) as raised:
+                    call()
+                self.assertEqual(raised.exception.code, "badRequest")
+            self.assertEqual([place["name"] for place in client.places()], ["Haven"])
+        # Stored: a new connection (same uid) sees it.
+        with akloc.Client(socket=self.replay.socket, timeout=10) as client:
+            self.assertEqual([place["name"] for place in client.places()], ["Haven"])
 
     def test_asyncio_client(self) -> None:
         async def main() -> None:
