@@ -2,7 +2,6 @@ import AklocCore
 import AklocGeoClue
 import AklocPosix
 import Dispatch
-import Glibc
 
 /// `[geoclue] nmea-socket`: a Unix socket where each reader gets one GGA and
 /// one RMC sentence per epoch (`NMEASentences`), which is what GeoClue
@@ -19,17 +18,17 @@ final class NMEAFeed: Component {
     private let mode: UInt32
     private let queue: DispatchQueue
     private let log: (LogLevel, String) -> Void
-    private var listener: UnixSocket?
+    private var listener: UnixListeningSocket?
     private var listenWatch: FileDescriptor.Watch?
     private var readers: [ObjectIdentifier: Reader] = [:]
 
     private final class Reader {
-        let socket: UnixSocket
+        let socket: UnixStreamSocket
         var pending: [UInt8] = []
         var readWatch: FileDescriptor.Watch?
         var writeWatch: FileDescriptor.Watch?
 
-        init(_ socket: UnixSocket) { self.socket = socket }
+        init(_ socket: UnixStreamSocket) { self.socket = socket }
     }
 
     init(path: String, mode: UInt32, queue: DispatchQueue, log: @escaping (LogLevel, String) -> Void) {
@@ -42,9 +41,9 @@ final class NMEAFeed: Component {
     var readerCount: Int { readers.count }
 
     func start() throws(ComponentError) {
-        let listener: UnixSocket
+        let listener: UnixListeningSocket
         do {
-            listener = try UnixSocket.listen(path: path, mode: mode, backlog: 64)
+            listener = try UnixListeningSocket.listen(path: path, mode: mode, backlog: 64)
         } catch {
             throw ComponentError(.cannotListen, component: name, "\(error)")
         }
@@ -57,16 +56,16 @@ final class NMEAFeed: Component {
         for reader in readers.values { reader.socket.close() }
         readers.removeAll()
         listenWatch = nil
+        // Closing the listener removes its file.
         listener?.close()
         listener = nil
-        unlink(path)
     }
 
     private func acceptPending() {
         guard let listener else { return }
         let before = readers.count
         while true {
-            let accepted: (UnixSocket, UnixSocket.Credentials)?
+            let accepted: (UnixStreamSocket, UnixStreamSocket.Credentials)?
             do {
                 accepted = try listener.accept()
             } catch {
@@ -89,7 +88,7 @@ final class NMEAFeed: Component {
         guard let reader = readers[key] else { return }
         var buffer = [UInt8](repeating: 0, count: 512)
         while true {
-            let result = try? buffer.withUnsafeMutableBytes { try reader.socket.read(into: $0) }
+            let result = try? buffer.withUnsafeMutableBytes { try reader.socket.receive(into: $0) }
             switch result {
             case .bytes?: continue
             case .wouldBlock?: return
@@ -114,7 +113,7 @@ final class NMEAFeed: Component {
         while !reader.pending.isEmpty {
             let written: Int
             do {
-                written = try reader.pending.withUnsafeBytes { try reader.socket.write($0) }
+                written = try reader.pending.withUnsafeBytes { try reader.socket.send($0) }
             } catch {
                 return close(key)
             }
