@@ -72,8 +72,8 @@ extension [String: Any] {
     fileprivate var notification: String? {
         self["event"] as? String == "didGetNotification" ? self["notification"] as? String : nil
     }
-    fileprivate var ok: Bool { self["ok"] as? Bool == true }
-    fileprivate var isLocation: Bool {
+    var ok: Bool { self["ok"] as? Bool == true }
+    var isLocation: Bool {
         switch self["event"] as? String {
         case "didUpdateLocation", "didGetFirstLocation": true
         case "change": (self["keyPath"] as? String)?.hasPrefix("rawLocation") == true
@@ -83,7 +83,7 @@ extension [String: Any] {
 }
 
 extension SocketClient {
-    fileprivate func waitForLocations(_ count: Int, timeout: Double = 30) throws {
+    func waitForLocations(_ count: Int, timeout: Double = 30) throws {
         var seen = 0
         _ = try waitFor(timeout: timeout) { message in
             if message.isLocation { seen += 1 }

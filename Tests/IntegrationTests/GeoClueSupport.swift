@@ -7,23 +7,12 @@ import Testing
 /// with `[geoclue]` on that bus. Everything is stopped by `tearDown`.
 final class GeoClueStage {
     static let whereAmI = "/usr/libexec/geoclue-2.0/demos/where-am-i"
-    static let python = "/usr/bin/python3"
     static let log = "humminbird-M37"
 
     static var missing: [String] {
         var missing = PrivateSystemBus.missing + GPSDTools.missing
         if access(whereAmI, X_OK) != 0 { missing.append("where-am-i (geoclue-2-demo)") }
-        let dbusPython = Process()
-        dbusPython.executableURL = URL(fileURLWithPath: python)
-        dbusPython.arguments = ["-c", "import dbus"]
-        dbusPython.standardError = FileHandle.nullDevice
-        if (try? dbusPython.run()) == nil {
-            missing.append("python3")
-        } else {
-            dbusPython.waitUntilExit()
-            if dbusPython.terminationStatus != 0 { missing.append("python3-dbus") }
-        }
-        return missing
+        return missing + GeoCluePythonClient.missing
     }
     static let missingTools = missing
     static var required: Bool { ProcessInfo.processInfo.environment["AKLOC_REQUIRE_TOOLS"] == "1" }
@@ -161,68 +150,19 @@ final class GeoClueStage {
         }
     }
 
-    /// A D-Bus client in Python (dbus-python, no GeoClue library): makes
-    /// `count` clients with CreateClient, sets their properties, starts them,
-    /// then for `seconds` prints each new Location as one JSON line per
-    /// client and update; a failed Start prints {"error": NAME}.
-    static let pythonClient = """
-        import dbus, json, sys, time
-        count, level, time_threshold, distance, seconds = (int(a) for a in sys.argv[1:6])
-        bus = dbus.SystemBus()
-        name = "org.freedesktop.GeoClue2"
-        manager = dbus.Interface(bus.get_object(name, "/org/freedesktop/GeoClue2/Manager"),
-                                 "org.freedesktop.GeoClue2.Manager")
-        clients = []
-        for i in range(count):
-            path = manager.CreateClient()
-            props = dbus.Interface(bus.get_object(name, path), "org.freedesktop.DBus.Properties")
-            iface = "org.freedesktop.GeoClue2.Client"
-            props.Set(iface, "DesktopId", "akloc-test")
-            props.Set(iface, "RequestedAccuracyLevel", dbus.UInt32(level))
-            props.Set(iface, "TimeThreshold", dbus.UInt32(time_threshold))
-            props.Set(iface, "DistanceThreshold", dbus.UInt32(distance))
-            try:
-                dbus.Interface(bus.get_object(name, path), iface).Start()
-            except dbus.exceptions.DBusException as error:
-                print(json.dumps({"client": str(path), "error": error.get_dbus_name(), "message": str(error)}))
-                sys.stdout.flush()
-                continue
-            clients.append((str(path), props))
-        seen = {}
-        deadline = time.time() + seconds
-        while time.time() < deadline and clients:
-            for path, props in clients:
-                location = str(props.Get("org.freedesktop.GeoClue2.Client", "Location"))
-                if location == "/" or seen.get(path) == location:
-                    continue
-                seen[path] = location
-                values = dbus.Interface(bus.get_object(name, location), "org.freedesktop.DBus.Properties").GetAll(
-                    "org.freedesktop.GeoClue2.Location")
-                print(json.dumps({"client": path, "location": location,
-                                  "lat": float(values["Latitude"]), "lon": float(values["Longitude"]),
-                                  "accuracy": float(values["Accuracy"]), "altitude": float(values["Altitude"]),
-                                  "speed": float(values["Speed"]), "heading": float(values["Heading"]),
-                                  "time": int(values["Timestamp"][0]) + int(values["Timestamp"][1]) / 1e6}))
-                sys.stdout.flush()
-            time.sleep(0.1)
-        """
-
     func startPythonClient(
         count: Int = 1, level: UInt32 = 8, timeThreshold: UInt32 = 0, distanceThreshold: UInt32 = 0, seconds: Int,
         as user: SystemAccounts.User? = nil
     ) throws -> TestProcess {
         let command =
-            [Self.python, "-I", "-c", Self.pythonClient]
-            + [count, Int(level), Int(timeThreshold), Int(distanceThreshold), seconds].map(String.init)
+            GeoCluePythonClient.command(
+                count: count, level: level, timeThreshold: timeThreshold, distanceThreshold: distanceThreshold,
+                seconds: seconds)
         return try launch(command, as: user)
     }
 
     /// The JSON lines a Python client printed.
-    static func lines(_ process: TestProcess) -> [[String: Any]] {
-        process.stdout().split(whereSeparator: \.isNewline).compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
-    }
+    static func lines(_ process: TestProcess) -> [[String: Any]] { GeoCluePythonClient.lines(process) }
 }
 
 /// One location where-am-i printed.
