@@ -14,10 +14,18 @@ struct ComponentGroup {
 
     /// Adds a component; it is started by the next `start` (or at once when
     /// the group is already running, which is how a reload swaps a source).
+    /// One that fails to start at once is not kept: the caller decides
+    /// whether the daemon runs without it, and the components added after it
+    /// still start.
     mutating func append(_ component: any Component) throws(ComponentError) {
         components.append(component)
         if running == components.count - 1, running > 0 {
-            try component.start()
+            do {
+                try component.start()
+            } catch {
+                components.removeLast()
+                throw error
+            }
             running += 1
         }
     }

@@ -48,6 +48,20 @@ import Testing
         #expect(group.running == 0)
     }
 
+    /// A component that cannot start (the track recorder without its
+    /// directory) must not stop the ones added after it from starting.
+    @Test func aComponentThatFailsWhenAddedIsDroppedAndLaterOnesStillStart() throws {
+        let log = Recorder.Log()
+        var group = ComponentGroup([Recorder("a", log)])
+        try group.start()
+        #expect(throws: ComponentError.self) { try group.append(Recorder("track", log, fails: true)) }
+        try group.append(Recorder("geoclue", log))
+        #expect(group.running == 2)
+        #expect(group.components.map(\.name) == ["a", "geoclue"])
+        group.stop()
+        #expect(log.events == ["start a", "start geoclue", "stop geoclue", "stop a"])
+    }
+
     @Test func componentsAddedOrRemovedWhileRunning() throws {
         let log = Recorder.Log()
         let b = Recorder("b", log)
