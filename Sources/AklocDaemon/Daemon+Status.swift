@@ -19,11 +19,17 @@ extension Daemon {
             source: DaemonStatus.Source(
                 name: source?.sourceName ?? configuration.gpsd.sourceName, connected: snapshot.source != nil),
             fix: fix,
-            // The forwarder is an engine subscriber but not a client.
+            // The forwarder, the track recorder and the NMEA feed are engine
+            // subscribers but not clients.
             clients: DaemonStatus.Clients(
-                connected: snapshot.clients - (forwarderID == nil ? 0 : 1),
-                updating: snapshot.updating - (forwarderID == nil ? 0 : 1), observing: snapshot.observing),
+                connected: snapshot.clients - internalSubscribers,
+                updating: snapshot.updating - internalSubscribers, observing: snapshot.observing),
             counters: reportedCounters(snapshot.counters), mqtt: forwarderStatus)
+    }
+
+    /// The daemon's own engine subscribers, each updating from the moment it connects.
+    private var internalSubscribers: Int {
+        [forwarderID, recorderID, nmeaID].count { $0 != nil }
     }
 
     /// `status` counters, each from its one owner: fixes and deliveries from

@@ -217,7 +217,10 @@ struct DaemonSourceTests {
             [.send(good(3)), .send(good(4))],
         ])
         defer { server.stop() }
-        let daemon = try DaemonProcess(gpsdPort: server.port)
+        // Without the track recorder aklocd opens gpsd only for the observer
+        // below, so the first script's fix is certain to reach it (the
+        // recorder would watch from start-up, racing the client's connect).
+        let daemon = try DaemonProcess(gpsdPort: server.port, config: "[track]\nenable = no\n")
         defer { daemon.stop() }
         let (client, _) = try daemon.connect()
         _ = try client.request("observe", ["keyPath": "rawLocation.latitude"])
