@@ -55,7 +55,8 @@ extension Daemon {
     /// systemd's STATUS= line, in words: "3D fix, 4 clients".
     func serviceStatusLine() -> String {
         let snapshot = engine.snapshot
-        let clients = snapshot.clients == 1 ? "1 client" : "\(snapshot.clients) clients"
+        let count = snapshot.clients - internalSubscribers
+        let clients = count == 1 ? "1 client" : "\(count) clients"
         let state: String
         switch snapshot.state {
         case .paused: state = "paused"
