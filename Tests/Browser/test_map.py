@@ -213,6 +213,27 @@ class MapPageTests(unittest.TestCase):
                 return total
             arguments = {"since": 0, "after": result["next"]}
 
+    def snapshot_with(self, name: str, change) -> str:
+        """A snapshot of the replay (`akloc map --output`) whose inlined data `change` edits in place: data the
+        CLI would not write, to see that the page draws what it can of it. Returns its file:// URL."""
+        output = os.path.join(self.directory, name)
+        subprocess.run([self.akloc, "--socket", self.replay.socket, "map", "--output", output,
+                        "--data-dir", os.path.join(REPOSITORY, "data")], check=True, capture_output=True, timeout=60)
+        with open(output, encoding="utf-8") as file:
+            html = file.read()
+        found = re.search(r'<script id="akloc-config" type="application/json">(.*?)</script>', html, re.S)
+        config = json.loads(found.group(1))
+        change(config["snapshot"])
+        inline = json.dumps(config).replace("<", "\\u003c")
+        with open(output, "w", encoding="utf-8") as file:
+            file.write(html[:found.start(1)] + inline + html[found.end(1):])
+        return "file://" + output
+
+    def view(self):
+        """The map's zoom and centre."""
+        return self.driver.execute_script(
+            "const m = window.akloc.map, c = m.getCenter(); return [m.getZoom(), c.lat, c.lng]")
+
     # MARK: the live page
 
     def test_1_live_page_draws_layers_and_follows_the_replay(self) -> None:
@@ -483,6 +504,61 @@ class MapPageTests(unittest.TestCase):
         self.replay.daemon = self.replay._start_daemon()
         self.wait("window.akloc.connected === true", timeout=15)
         self.assertFalse(banner.is_displayed())
+
+
+    def test_7_a_one_point_track_and_missing_coordinates_cannot_break_the_page(self) -> None:
+        # Early in a drive the recorder has kept one point (one per 5 m): the page fits the view to it, at the
+        # map's own maximum zoom, and the position and its accuracy circle are drawn over it.
+        lat, lon = 44.4352, -71.6760
+        location = {"latitude": lat, "longitude": lon, "horizontalAccuracy": 12.0, "speed": 2.7, "course": 77.0,
+                    "timestamp": 1158435661}
+
+        def one_point(snapshot):
+            snapshot["track"] = {"type": "FeatureCollection", "features": [{
+                "type": "Feature", "geometry": {"type": "LineString", "coordinates": [[lon, lat]]},
+                "properties": {"segment": 1}}]}
+            snapshot["location"] = location
+        self.open_page(self.snapshot_with("one-point.html", one_point))
+        self.wait("window.akloc.location")
+        self.assertEqual(self.severe_console_entries(), [])
+        self.assertEqual(self.driver.execute_script("return window.akloc.trackPoints"), 1)
+        zoom, centre_lat, centre_lon = self.view()  # Infinity would come back as None
+        self.assertEqual(zoom, self.driver.execute_script("return window.akloc.map.getMaxZoom()"))
+        self.assertIsInstance(zoom, (int, float))
+        self.assertAlmostEqual(centre_lat, lat, places=5)
+        self.assertAlmostEqual(centre_lon, lon, places=5)
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "path.akloc-accuracy")), 1)
+        self.driver.find_element(By.CSS_SELECTOR, ".akloc-position").click()
+        self.wait("document.querySelector('.akloc-callout')")
+        self.assertEqual(self.severe_console_entries(), [])
+
+        # Points, places and a position without (numeric) coordinates are left out; the rest is drawn.
+        def missing(snapshot):
+            snapshot["track"] = {"type": "FeatureCollection", "features": [
+                {"type": "Feature", "properties": {"segment": 1}, "geometry": {"type": "LineString", "coordinates": [
+                    [lon, lat], [None, None], [], [lon], ["-71.6", "44.4"], None, [lon + 0.001, lat + 0.0005]]}},
+                {"type": "Feature", "properties": {"segment": 2}, "geometry": None},
+                {"type": "Feature", "properties": {"segment": 3}, "geometry": {"type": "LineString"}},
+                {"type": "Feature", "properties": {"segment": 4}}]}
+            snapshot["places"] = {"type": "FeatureCollection", "features": [
+                {"type": "Feature", "properties": {"name": "Dock"},
+                 "geometry": {"type": "Point", "coordinates": [lon, lat]}},
+                {"type": "Feature", "properties": {"name": "Nowhere"}, "geometry": {"type": "Point", "coordinates": []}},
+                {"type": "Feature", "properties": {"name": "Null"}, "geometry": None},
+                {"type": "Feature", "properties": {"name": "Strings"},
+                 "geometry": {"type": "Point", "coordinates": ["-71.6", "44.4"]}}]}
+            snapshot["location"] = {"timestamp": 1158435661, "speed": 2.7, "latitude": None}
+        self.open_page(self.snapshot_with("missing.html", missing))
+        self.assertEqual(self.driver.execute_script("return window.akloc.trackPoints"), 2)
+        self.assertEqual([element.get_attribute("data-place") for element in
+                          self.driver.find_elements(By.CSS_SELECTOR, ".akloc-place")], ["Dock"])
+        self.assertIsNone(self.driver.execute_script("return window.akloc.location"))
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, ".akloc-position"), [])
+        zoom, centre_lat, centre_lon = self.view()
+        self.assertLessEqual(zoom, self.driver.execute_script("return window.akloc.map.getMaxZoom()"))
+        self.assertAlmostEqual(centre_lat, lat + 0.00025, places=3)
+        self.assertAlmostEqual(centre_lon, lon + 0.0005, places=3)
+        self.assertEqual(self.severe_console_entries(), [])
 
 
 if __name__ == "__main__":
