@@ -43,16 +43,22 @@ MAP_PACKAGES := libjs-leaflet chromium chromium-driver python3-selenium
 # real gpsd, gpsfake, gpspipe and systemd tools the tests drive. The MQTT
 # tests start their own mosquitto brokers (never the packaged service) and
 # make their TLS certificates with openssl. binutils' readelf checks that
-# aklocd links no Foundation (scripts/check-no-foundation.sh). The geo lookups
-# read country names from iso-codes and offsets from tzdata (docs/geodata.md);
-# GeoLookupTests check the calling codes against python3-phonenumbers.
+# aklocd links no Foundation (scripts/check-no-foundation.sh), and its nm that
+# no module but AklocPosix makes a raw system call (scripts/check-raw-syscalls.sh).
+# The geo lookups read country names from iso-codes and offsets from tzdata
+# (docs/geodata.md); GeoLookupTests check the calling codes against python3-phonenumbers.
 # The track export tests read akloc's GPX with gpxpy and gpxinfo, and its
 # GeoJSON with python3-geojson (docs/track.md).
+# The GeoClue tests (docs/desktop.md) start a private system bus (dbus:
+# dbus-daemon), run GeoClue's own where-am-i (geoclue-2-demo), compare with
+# GeoClue's interface XML (geoclue-2.0), call with gdbus (libglib2.0-bin) and
+# drive clients from Python (python3-dbus).
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
                 python3 python3-venv iso-codes tzdata python3-phonenumbers \
-                python3-gpxpy gpxinfo python3-geojson $(DEB_BUILD_PACKAGES) $(MAP_PACKAGES)
+                python3-gpxpy gpxinfo python3-geojson \
+                dbus geoclue-2.0 geoclue-2-demo libglib2.0-bin python3-dbus $(DEB_BUILD_PACKAGES) $(MAP_PACKAGES)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -85,6 +91,7 @@ lint:
 test: build lint fuzz
 	scripts/check-no-foundation.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/aklocd"
 	scripts/check-no-foundation.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/where-am-i-swift"
+	scripts/check-raw-syscalls.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)"
 	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) --no-parallel -Xswiftc -warnings-as-errors
 	$(MAKE) test-python
 	$(MAKE) test-map

@@ -45,11 +45,14 @@ let package = Package(
         ),
         // The track recorder and its journal of days (docs/track.md).
         .target(name: "AklocTrack", dependencies: ["AklocCore", "AklocPosix", "AklocProtocol"]),
+        // The GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md), on AklocSystemd's sd-bus.
+        .target(name: "AklocGeoClue", dependencies: ["AklocCore", "AklocPosix", "AklocSystemd"]),
         .target(
             name: "AklocDaemon",
             dependencies: [
                 "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT", "AklocGeo",
                 "AklocTrack",
+                "AklocGeoClue",
             ]
         ),
         // The Swift runtime linked in statically, as the Debian package ships it:
@@ -70,7 +73,7 @@ let package = Package(
             name: "where-am-i-swift", dependencies: ["AKLocationManager"], path: "Examples/where-am-i-swift"),
         .target(
             name: "AklocTestSupport",
-            dependencies: ["AklocCore", "AklocProtocol"],
+            dependencies: ["AklocCore", "AklocPosix", "AklocProtocol"],
             path: "Tests/AklocTestSupport"
         ),
         // The benchmark harness (issue 7, `make bench`); CBench wraps epoll for it.
@@ -78,7 +81,8 @@ let package = Package(
         .executableTarget(
             name: "akloc-bench",
             dependencies: [
-                "AklocCore", "AklocJSON", "AklocProtocol", "AklocGeo", "AklocTrack", "AklocTestSupport", "CBench",
+                "AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocGeo", "AklocTrack", "AklocTestSupport",
+                "CBench",
             ],
             path: "bench/akloc-bench"
         ),
@@ -93,6 +97,7 @@ let package = Package(
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
         .testTarget(name: "AklocTrackTests", dependencies: ["AklocTrack", "AklocPosix", "AklocTestSupport"]),
+        .testTarget(name: "AklocGeoClueTests", dependencies: ["AklocGeoClue", "AklocTestSupport"]),
         .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocPosix", "AklocTestSupport"]),
         .testTarget(
             name: "AKLocationManagerTests", dependencies: ["AKLocationManager", "AklocTestSupport"]),

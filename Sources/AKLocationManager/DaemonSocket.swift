@@ -1,7 +1,6 @@
 import AklocPosix
 import AklocProtocol
 import Dispatch
-import Glibc
 
 /// One connection to aklocd, driven by dispatch sources on the manager's
 /// queue: reads are framed into lines, writes that do not fit the socket are
@@ -12,9 +11,9 @@ final class DaemonSocket {
     /// bounds memory against a daemon gone wrong.
     static let maxLineLength = 1 << 20
 
-    /// Closed only once both sources are gone (FileDescriptor, issue 18).
-    private let descriptor: FileDescriptor
-    private var fd: Int32 { descriptor.rawValue }
+    /// Closed only once both watches are gone (FileDescriptor, issue 18).
+    private let socket: UnixStreamSocket
+    private var descriptor: FileDescriptor { socket.descriptor }
     private let queue: DispatchQueue
     private var writeWatch: FileDescriptor.Watch?
     private var framer = LineFramer(maxLineLength: DaemonSocket.maxLineLength)
@@ -25,8 +24,8 @@ final class DaemonSocket {
     /// Reports lines, end of file and failures as the core's inputs.
     private let onInput: (ManagerCore.Input) -> Void
 
-    init(path: String, queue: DispatchQueue, onInput: @escaping (ManagerCore.Input) -> Void) throws(Errno) {
-        descriptor = try UnixClientSocket.connect(path: path)
+    init(path: String, queue: DispatchQueue, onInput: @escaping (ManagerCore.Input) -> Void) throws(SocketError) {
+        socket = try UnixStreamSocket.connect(path: path)
         self.queue = queue
         self.onInput = onInput
         _ = descriptor.watch(.readable, on: queue) { [weak self] in self?.readAvailable() }
@@ -76,16 +75,16 @@ final class DaemonSocket {
         }
     }
 
-    private func sendNow(_ bytes: [UInt8]) -> Result<Int, Errno> {
-        bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try UnixClientSocket.send(fd, buffer) } }
+    private func sendNow(_ bytes: [UInt8]) -> Result<Int, SocketError> {
+        bytes.withUnsafeBytes { buffer in Result { () throws(SocketError) in try socket.send(buffer) } }
     }
 
     private func readAvailable() {
         var buffer = [UInt8](repeating: 0, count: 16_384)
         while !closed {
-            let received: UnixClientSocket.Received
+            let received: UnixStreamSocket.Received
             switch buffer.withUnsafeMutableBytes({ raw in
-                Result { () throws(Errno) in try UnixClientSocket.receive(fd, into: raw) }
+                Result { () throws(SocketError) in try socket.receive(into: raw) }
             }) {
             case .success(let value): received = value
             case .failure(let error):
@@ -115,8 +114,8 @@ final class DaemonSocket {
         }
     }
 
-    private func fail(_ error: Errno) {
-        if error.rawValue == EPIPE || error.rawValue == ECONNRESET {
+    private func fail(_ error: SocketError) {
+        if error.isPeerGone {
             // The daemon closed. Writing stops; the read side still delivers
             // what it sent before and then the end of file, which says how
             // it ended (cleanly, or in the middle of a line).
@@ -127,6 +126,6 @@ final class DaemonSocket {
             return
         }
         close()
-        onInput(.ioFailed(error.description))
+        onInput(.ioFailed(error.error.description))
     }
 }

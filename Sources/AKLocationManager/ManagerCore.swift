@@ -268,13 +268,14 @@ struct ManagerCore {
 
     private mutating func sendStart(_ actions: inout [Action]) {
         send(
-            .engine(.startUpdatingLocation(policy: settings.policy, everyEpoch: settings.everyEpoch)),
+            .engine(.startUpdatingLocation(policy: .init(settings.policy), everyEpoch: settings.everyEpoch)),
             for: .startUpdating, &actions)
     }
 
     private mutating func sendObserve(_ keyPath: KeyPath, _ actions: inout [Action]) {
         send(
-            .engine(.observe(keyPath, initial: false, old: true, policy: keyPath.isLocation ? settings.policy : nil)),
+            .engine(
+                .observe(keyPath, initial: false, old: true, policy: keyPath.isLocation ? .init(settings.policy) : nil)),
             for: .observe(keyPath), &actions)
     }
 

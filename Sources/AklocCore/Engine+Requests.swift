@@ -127,11 +127,11 @@ extension Engine {
         case .requestAuthorization(let type):
             return .success(.authorization(requestAuthorization(type, index: index, at: now, &step)))
 
-        case .configure(let policy):
-            do {
-                try policy.validate()
-            } catch {
-                return .failure(EngineError(error))
+        case .configure(let requested):
+            let policy: ThrottlePolicy
+            switch validated(requested, for: subscribers[index]) {
+            case .success(let valid): policy = valid
+            case .failure(let error): return .failure(error)
             }
             subscribers[index].defaultPolicy = policy
             return .success(.done)
@@ -147,7 +147,7 @@ extension Engine {
     }
 
     private func validated(
-        _ requested: ThrottlePolicy?, for subscriber: Subscriber
+        _ requested: ThrottlePolicy.Partial?, for subscriber: Subscriber
     ) -> Result<ThrottlePolicy, EngineError> {
         let policy = policy(requested, for: subscriber)
         do {

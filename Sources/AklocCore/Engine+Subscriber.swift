@@ -140,9 +140,11 @@ extension Engine {
         return latestHadFix ? .running : .searching
     }
 
-    /// The policy a start or observation without its own policy gets.
-    func policy(_ requested: ThrottlePolicy?, for subscriber: Subscriber) -> ThrottlePolicy {
-        requested ?? subscriber.defaultPolicy ?? configuration.defaultPolicy
+    /// The policy a start or observation gets: the subscriber's default
+    /// (its `configure`, else the configuration's) with what it asked for on top.
+    func policy(_ requested: ThrottlePolicy.Partial?, for subscriber: Subscriber) -> ThrottlePolicy {
+        let base = subscriber.defaultPolicy ?? configuration.defaultPolicy
+        return requested?.applied(to: base) ?? base
     }
 
     /// Sends `state` and `source` change events when their values moved.

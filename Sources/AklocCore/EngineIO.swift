@@ -102,20 +102,22 @@ extension Engine {
     }
 
     public enum Request: Sendable {
-        /// Delegate-style updates; `policy` nil means the connection's default.
+        /// Delegate-style updates; `policy` nil means the connection's default,
+        /// and members a partial policy leaves out come from that default.
         /// `everyEpoch` also sends each epoch unthrottled (CoreLocation's own
         /// `didUpdateLocation`), which AKLocationManager always did; off by default.
-        case startUpdatingLocation(policy: ThrottlePolicy?, everyEpoch: Bool)
+        case startUpdatingLocation(policy: ThrottlePolicy.Partial?, everyEpoch: Bool)
         case stopUpdatingLocation
-        case observe(KeyPath, initial: Bool, old: Bool, policy: ThrottlePolicy?)
+        case observe(KeyPath, initial: Bool, old: Bool, policy: ThrottlePolicy.Partial?)
         case unobserve(KeyPath)
         case get(KeyPath)
         /// One fresh location, forced past the throttle; fails with `.timeout`
         /// after `timeout` seconds.
         case requestLocation(timeout: Double)
         case requestAuthorization(AuthorizationRequestType)
-        /// The connection's default policy for later starts and observations.
-        case configure(ThrottlePolicy)
+        /// The connection's default policy for later starts and observations;
+        /// members left out keep their value from the current default.
+        case configure(ThrottlePolicy.Partial)
         /// Admin requests: the shell checks the peer is allowed before sending them.
         case pause
         case resume

@@ -7,7 +7,7 @@ import AklocProtocol
 final class ClientConnection {
     let id: SubscriberID
     let transport: any ClientTransport
-    let credentials: UnixSocket.Credentials
+    let credentials: UnixStreamSocket.Credentials
     let identity: Authorizer.Identity
     var isAdmin: Bool
     var queue = OutboundQueue()
@@ -17,7 +17,7 @@ final class ClientConnection {
     var isClosed: Bool { transport.isClosed }
 
     init(
-        id: SubscriberID, transport: any ClientTransport, credentials: UnixSocket.Credentials,
+        id: SubscriberID, transport: any ClientTransport, credentials: UnixStreamSocket.Credentials,
         identity: Authorizer.Identity, isAdmin: Bool, connectedAt: Instant
     ) {
         self.id = id

@@ -2,7 +2,6 @@ import AklocCore
 import AklocPosix
 import AklocProtocol
 import Dispatch
-import Glibc
 
 /// The client server: the listening socket, every connection, and their
 /// outbound queues. It owns the slow-reader rules (coalescing, the hard
@@ -28,7 +27,7 @@ final class ClientServer: Component {
     /// Sendable values cross, so the daemon's handlers can enter its actor.
     struct Handlers {
         /// Who a new connection is: its identity and whether it is an administrator.
-        var identify: (UnixSocket.Credentials) -> (Authorizer.Identity, isAdmin: Bool) = {
+        var identify: (UnixStreamSocket.Credentials) -> (Authorizer.Identity, isAdmin: Bool) = {
             (Authorizer.Identity(uid: $0.uid, userName: nil, groupNames: []), false)
         }
         /// A connection was admitted as a client (the daemon says hello, tells the engine).
@@ -40,7 +39,7 @@ final class ClientServer: Component {
         /// The server lets a client go (slow reader, failed read or write).
         var dropped: (SubscriberID) -> Void = { _ in }
         /// A client is gone, for whatever reason: it is no longer in `clients`.
-        var gone: (SubscriberID, UnixSocket.Credentials) -> Void = { _, _ in }
+        var gone: (SubscriberID, UnixStreamSocket.Credentials) -> Void = { _, _ in }
     }
 
     /// Why a client leaves while the daemon writes to it.
@@ -76,7 +75,7 @@ final class ClientServer: Component {
     private let queue: DispatchQueue
     private let clock: any DaemonClock
     private let logger: (LogLevel, String, KeyValuePairs<String, String>) -> Void
-    private var listener: UnixSocket?
+    private var listener: UnixListeningSocket?
     private var listenWatch: FileDescriptor.Watch?
     /// The listening source is suspended after a failed accept (see `acceptPending`).
     private var acceptSuspended = false
@@ -106,18 +105,18 @@ final class ClientServer: Component {
     // MARK: Component
 
     func start() throws(ComponentError) {
-        let listener: UnixSocket
-        switch listening {
-        case .none:
-            return
-        case .activated(let fd):
-            listener = UnixSocket.adopt(fd: fd)
-        case .path(let path, let mode):
-            do {
-                listener = try UnixSocket.listen(path: path, mode: mode)
-            } catch {
-                throw ComponentError(.cannotListen, component: name, "\(error)")
+        let listener: UnixListeningSocket
+        do {
+            switch listening {
+            case .none:
+                return
+            case .activated(let fd):
+                listener = try UnixListeningSocket(activated: fd)
+            case .path(let path, let mode):
+                listener = try UnixListeningSocket.listen(path: path, mode: mode)
             }
+        } catch {
+            throw ComponentError(.cannotListen, component: name, "\(error)")
         }
         self.listener = listener
         listenWatch = listener.descriptor.watch(.readable, on: queue) { [weak self] in
@@ -127,7 +126,7 @@ final class ClientServer: Component {
 
     /// One last non-blocking flush each (a client that cannot take it now
     /// would only delay the exit systemd waits for), then every stream and
-    /// the listener closed, and the socket file removed.
+    /// the listener closed, and the socket file it bound removed.
     func stop() {
         for client in clients.values {
             _ = client.flush()
@@ -140,7 +139,6 @@ final class ClientServer: Component {
         listenWatch = nil
         listener?.close()
         listener = nil
-        if case .path(let path, _) = listening { unlink(path) }
     }
 
     // MARK: Accepting
@@ -149,7 +147,7 @@ final class ClientServer: Component {
     func acceptPending() {
         guard let listener else { return }
         while true {
-            let accepted: (UnixSocket, UnixSocket.Credentials)?
+            let accepted: (UnixStreamSocket, UnixStreamSocket.Credentials)?
             do {
                 accepted = try listener.accept()
             } catch {
@@ -185,7 +183,7 @@ final class ClientServer: Component {
 
     /// Takes a connected stream in as a new client, reading from it from
     /// now on (the listener's accepts, and the embedded tests' pipes).
-    func accept(_ transport: any ClientTransport, _ credentials: UnixSocket.Credentials) {
+    func accept(_ transport: any ClientTransport, _ credentials: UnixStreamSocket.Credentials) {
         let (identity, isAdmin) = handlers.identify(credentials)
         let id = reserveID()
         let client = ClientConnection(
@@ -204,7 +202,7 @@ final class ClientServer: Component {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         // A few reads per wake-up at most, so one chatty client cannot starve the rest.
         for _ in 0..<4 {
-            let result: UnixSocket.ReadResult
+            let result: UnixStreamSocket.Received
             do {
                 result = try buffer.withUnsafeMutableBytes { try client.transport.read(into: $0) }
             } catch {

@@ -6,7 +6,7 @@ import Dispatch
 /// embedded-daemon tests. Handlers run on the daemon's queue.
 protocol ClientTransport: AnyObject {
     /// Reads what has arrived, without blocking.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(SocketError) -> UnixSocket.ReadResult
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(SocketError) -> UnixStreamSocket.Received
     /// Writes what the stream takes now; 0 means it would block.
     func write(_ bytes: UnsafeRawBufferPointer) throws(SocketError) -> Int
     /// Calls `handler` whenever there is something to read (or an end of file).
@@ -24,23 +24,23 @@ protocol ClientTransport: AnyObject {
 /// The descriptor is a `FileDescriptor`, closed only once both sources are
 /// cancelled (issue 18).
 final class SocketTransport: ClientTransport {
-    let socket: UnixSocket
+    let socket: UnixStreamSocket
     private let queue: DispatchQueue
     private var writeWatch: FileDescriptor.Watch?
 
-    init(_ socket: UnixSocket, queue: DispatchQueue) {
+    init(_ socket: UnixStreamSocket, queue: DispatchQueue) {
         self.socket = socket
         self.queue = queue
     }
 
     var isClosed: Bool { socket.descriptor.isClosing }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(SocketError) -> UnixSocket.ReadResult {
-        try socket.read(into: buffer)
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(SocketError) -> UnixStreamSocket.Received {
+        try socket.receive(into: buffer)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(SocketError) -> Int {
-        try socket.write(bytes)
+        try socket.send(bytes)
     }
 
     func watchReadable(_ handler: @escaping () -> Void) {

@@ -15,7 +15,7 @@ public enum ConfigParser {
     /// Anything bigger is not a hand-written config file.
     public static let maximumFileSize = 1 << 20
 
-    public static let sections = ["gpsd", "throttle", "authorization", "socket", "mqtt", "geo", "track"]
+    public static let sections = ["gpsd", "throttle", "authorization", "socket", "mqtt", "geo", "track", "geoclue"]
 
     /// Upper bound for durations, far beyond any sensible setting but small
     /// enough that nanosecond arithmetic on the monotonic clock cannot overflow.
@@ -174,6 +174,8 @@ public enum ConfigParser {
                 try assignTrack(field)
             case ("geo", _):
                 try assignGeo(field)
+            case ("geoclue", _):
+                try assignGeoClue(field)
             default:
                 throw ConfigError(
                     .unknownKey, path: path, line: field.line, section: field.section, key: field.key,
@@ -197,6 +199,7 @@ public enum ConfigParser {
                 "enable", "min-interval", "distance", "heartbeat", "retention-days", "max-size", "sync-interval",
             ],
             "geo": ["data-dir"],
+            "geoclue": ["enable", "nmea-socket", "nmea-socket-mode"],
         ]
 
         func checkIntervals() throws(ConfigError) {

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocGeoClue
 import AklocMQTT
 import AklocProtocol
 import AklocTrack
@@ -19,6 +20,8 @@ public struct Configuration: Hashable, Sendable {
     public var track = TrackSettings()
     /// `[geo]`: where the places, borders and time-zone data are (docs/places.md).
     public var geo = Geo()
+    /// `[geoclue]`: the GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md).
+    public var geoclue = GeoClueSettings()
 
     public init() {}
 

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocPosix
 import AklocProtocol
 
 extension Daemon {
@@ -54,7 +55,7 @@ extension Daemon {
     }
 
     /// The client went away (or had to): forget its requests, tell the engine.
-    private func clientGone(_ id: SubscriberID, _ credentials: UnixSocket.Credentials) {
+    private func clientGone(_ id: SubscriberID, _ credentials: UnixStreamSocket.Credentials) {
         pendingRequests = pendingRequests.filter { $0.value.client != id }
         sessions.clientLeft(uid: credentials.uid)
         run(.disconnect(id))

@@ -52,6 +52,7 @@ extension Daemon {
         try startForwarder()
         startForwarderPlaces()
         startRecorder()
+        try startDesktop()
         switch server.listening {
         case .activated: log(.notice, "serving the socket systemd passed")
         case .path(let path, _): log(.notice, "serving \(path)")
@@ -92,6 +93,8 @@ extension Daemon {
         forwarder = nil
         recorder = nil
         trackSyncTimer?.cancel()
+        geoClue = nil
+        nmeaFeed = nil
         engineTimer?.cancel()
         serviceStatusTimer?.cancel()
         locationSaveTimer?.cancel()

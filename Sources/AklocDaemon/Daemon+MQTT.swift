@@ -32,7 +32,7 @@ extension Daemon {
         // The engine's reply to this start has no pending request, so
         // `perform` drops it.
         run(.connect(id, Engine.Peer(uid: 0, authorization: .authorizedAlways)))
-        run(.request(id, token, .startUpdatingLocation(policy: settings.policy, everyEpoch: false)))
+        run(.request(id, token, .startUpdatingLocation(policy: .init(settings.policy), everyEpoch: false)))
         log(.notice, "forwarding fixes to \(forwarder.status.broker) on \(identity.topic) (tid \(identity.tid))")
     }
 

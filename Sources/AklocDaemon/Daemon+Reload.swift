@@ -78,6 +78,7 @@ extension Daemon {
         if !activatedSocket, new.socket.path != previous.socket.path || new.socket.mode != previous.socket.mode {
             log(.notice, "[socket] path and mode apply at the next restart; still serving \(socketPath)")
         }
+        reauthorizeGeoClue(previous: previous)
         if new.mqtt != previous.mqtt {
             log(.notice, "[mqtt] applies at the next restart; the forwarder keeps its running settings")
         }

@@ -6,7 +6,7 @@ extension Daemon {
     /// here (status, reload, authorize) or hand it to the engine.
     func handle(line: [UInt8], from client: ClientConnection) {
         let request: ClientRequest
-        switch ClientRequest.decode(line, defaultPolicy: configuration.throttle.policy) {
+        switch ClientRequest.decode(line) {
         case .success(let decoded):
             request = decoded
         case .failure(let error):

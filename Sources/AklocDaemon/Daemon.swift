@@ -62,6 +62,10 @@ actor Daemon {
     var recorder: TrackRecorder?
     var recorderID: SubscriberID?
     var trackSyncTimer: (any DaemonTimer)?
+    /// `[geoclue]`: the GeoClue2 front and the NMEA feed (Daemon+GeoClue.swift).
+    var geoClue: GeoClueFront?
+    var nmeaFeed: NMEAFeed?
+    var nmeaID: SubscriberID?
     var activatedSocket = false
     var engineTimer: (any DaemonTimer)?
     var watchdogTimer: DispatchSourceTimer?
@@ -165,6 +169,7 @@ actor Daemon {
             case .send(let ids, let event):
                 if let forwarderID, ids.contains(forwarderID) { forwarded.append(event) }
                 if let recorderID, ids.contains(recorderID) { tracked.append(event) }
+                if geoClue != nil || nmeaFeed != nil { routeDesktop(ids, event) }
                 // Encoded once, shared by every recipient's queue.
                 let bytes = ServerEncoder.event(event)
                 let stream = Daemon.stream(of: event)

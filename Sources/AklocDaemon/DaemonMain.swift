@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGPSD
+import AklocPosix
 import AklocProtocol
 import AklocSystemd
 import Dispatch
@@ -37,7 +38,12 @@ public enum DaemonMain {
             do { _ = try GPSDEndpoint(parsing: gpsd) } catch { fail(ExitCode.usage, "aklocd: --gpsd: \(error)") }
         }
         let logger = Logger.standard(minimumLevel: level)
-        let descriptors = raiseDescriptorLimit()
+        // Every subscriber holds one descriptor. systemd and most shells set a
+        // soft RLIMIT_NOFILE of 1024 (for the sake of select(2), which aklocd
+        // does not use) under a far higher hard limit, and DESIGN §7 serves
+        // 10 000 subscribers: so take the hard limit. Without this, accept
+        // fails with EMFILE past about a thousand clients.
+        let descriptors = DescriptorLimit.raiseToHardLimit()
 
         let loaded: ConfigParser.Loaded
         do {
@@ -96,22 +102,6 @@ public enum DaemonMain {
         dispatchMain()
     }
 
-    /// Every subscriber holds one descriptor. systemd and most shells set a
-    /// soft RLIMIT_NOFILE of 1024 (for the sake of select(2), which aklocd
-    /// does not use) under a far higher hard limit, and DESIGN §7 serves
-    /// 10 000 subscribers: so take the hard limit. Without this, accept
-    /// fails with EMFILE past about a thousand clients. Returns the change made.
-    static func raiseDescriptorLimit() -> (from: UInt64, to: UInt64)? {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else {
-            return nil
-        }
-        let from = UInt64(limit.rlim_cur)
-        limit.rlim_cur = limit.rlim_max
-        guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
-        return (from, UInt64(limit.rlim_cur))
-    }
-
     private static func succeed(_ text: String) -> Never {
         print(text)
         exit(0)
@@ -120,7 +110,7 @@ public enum DaemonMain {
     private static func fail(_ code: Int32, _ text: String) -> Never {
         var line = text
         if !line.hasSuffix("\n") { line += "\n" }
-        _ = line.withCString { write(2, $0, strlen($0)) }
+        try? Syscall.writeAll(STDERR_FILENO, Array(line.utf8))
         exit(code)
     }
 }

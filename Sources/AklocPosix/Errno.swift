@@ -34,4 +34,8 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let invalidArgument = Errno(rawValue: EINVAL)
     public static let permissionDenied = Errno(rawValue: EACCES)
     public static let fileExists = Errno(rawValue: EEXIST)
+    public static let brokenPipe = Errno(rawValue: EPIPE)
+    public static let connectionReset = Errno(rawValue: ECONNRESET)
+    public static let connectionRefused = Errno(rawValue: ECONNREFUSED)
+    public static let nameTooLong = Errno(rawValue: ENAMETOOLONG)
 }

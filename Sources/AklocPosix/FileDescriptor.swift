@@ -47,6 +47,13 @@ public final class FileDescriptor {
         FileDescriptor(adopting: try Syscall.retryingOnEINTR { fcntl(other, F_DUPFD_CLOEXEC, 0) })
     }
 
+    /// Sets O_NONBLOCK (a descriptor systemd passed in, a connected socket).
+    public func setNonBlocking() throws(Errno) {
+        let flags = try Syscall.retryingOnEINTR { fcntl(rawValue, F_GETFL) }
+        guard flags & O_NONBLOCK == 0 else { return }
+        try Syscall.retryingOnEINTR { fcntl(rawValue, F_SETFL, flags | O_NONBLOCK) }
+    }
+
     deinit {
         // The poller holds a watched descriptor until its watches end, so an
         // owner can only let go of it with nothing watching.

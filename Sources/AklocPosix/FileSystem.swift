@@ -14,6 +14,28 @@ public enum FileSystem {
         return info
     }
 
+    /// `fstat` of an open descriptor.
+    public static func status(of fd: Int32) throws(Errno) -> stat {
+        var info = stat()
+        try Syscall.retryingOnEINTR { fstat(fd, &info) }
+        return info
+    }
+
+    /// Flushes an open file to its device; a descriptor that cannot be
+    /// synced (a pipe, EINVAL) has nothing to flush.
+    public static func sync(_ fd: Int32) throws(Errno) {
+        do {
+            try Syscall.retryingOnEINTR { fsync(fd) }
+        } catch  where error == .invalidArgument {
+            return
+        }
+    }
+
+    /// Whether this process may write to `path` (access(2) with W_OK).
+    public static func isWritable(_ path: String) -> Bool {
+        access(path, W_OK) == 0
+    }
+
     public static func isDirectory(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFDIR }
     public static func isRegularFile(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFREG }
 

@@ -2,7 +2,7 @@ import Glibc
 
 /// A listening TCP socket (IPv4 or IPv6) and the non-blocking `accept` of
 /// its connections: `akloc map`'s page server. Reads and writes on the
-/// accepted sockets go through `UnixClientSocket.receive`/`send`, which
+/// accepted sockets go through `UnixStreamSocket.receive`/`send`, which
 /// are plain `recv`/`send` and work on any stream socket.
 public enum TCPListener {
     /// A numeric host and port, as `--listen` names them.

@@ -206,16 +206,20 @@ extension ClientRequest {
     }
 }
 
-func writePolicy(_ policy: ThrottlePolicy, to writer: inout JSONWriter) {
-    writer.raw("{\"updateSpeed\":")
-    writer.number(policy.updateSpeed)
-    writer.raw(",\"minInterval\":")
-    writer.number(policy.minInterval)
-    writer.raw(",\"maxInterval\":")
-    writer.number(policy.maxInterval)
-    writer.raw(",\"distanceFilter\":")
-    writer.number(policy.distanceFilter)
-    writer.raw(",\"desiredAccuracy\":")
-    writer.number(policy.desiredAccuracy)
+/// The members a partial policy gives, and no others: the daemon fills the rest.
+func writePolicy(_ policy: ThrottlePolicy.Partial, to writer: inout JSONWriter) {
+    writer.byte(UInt8(ascii: "{"))
+    var first = true
+    for (name, value) in [
+        ("updateSpeed", policy.updateSpeed), ("minInterval", policy.minInterval),
+        ("maxInterval", policy.maxInterval), ("distanceFilter", policy.distanceFilter),
+        ("desiredAccuracy", policy.desiredAccuracy),
+    ] {
+        guard let value else { continue }
+        if !first { writer.byte(UInt8(ascii: ",")) }
+        first = false
+        writer.key(name)
+        writer.number(value)
+    }
     writer.byte(UInt8(ascii: "}"))
 }

@@ -14,23 +14,20 @@ extension ClientRequest {
     /// The error carries the request's `id` whenever the line was a JSON
     /// object with a valid `id`, so the error reply can echo it.
     ///
-    /// `defaultPolicy` fills the members a `policy` object leaves out
-    /// (normally the daemon's configured `[throttle]` defaults).
-    public static func decode<Bytes: Collection<UInt8>>(
-        _ line: Bytes, defaultPolicy: ThrottlePolicy = ThrottlePolicy()
-    ) -> Result<ClientRequest, ProtocolError> {
+    /// A `policy` object may leave members out: it decodes to a
+    /// `ThrottlePolicy.Partial`, which the engine completes from the
+    /// subscriber's default policy (and validates as a whole).
+    public static func decode<Bytes: Collection<UInt8>>(_ line: Bytes) -> Result<ClientRequest, ProtocolError> {
         let json: JSONValue
         switch JSONValue.parse(line) {
         case .success(let value): json = value
         case .failure(let error): return .failure(ProtocolError(.badJSON, "invalid JSON: \(error)"))
         }
-        return decode(json: json, defaultPolicy: defaultPolicy)
+        return decode(json: json)
     }
 
-    /// Decodes an already parsed request object (see `decode(_:defaultPolicy:)`).
-    public static func decode(
-        json: JSONValue, defaultPolicy: ThrottlePolicy = ThrottlePolicy()
-    ) -> Result<ClientRequest, ProtocolError> {
+    /// Decodes an already parsed request object (see `decode(_:)`).
+    public static func decode(json: JSONValue) -> Result<ClientRequest, ProtocolError> {
         guard case .object(let members) = json else {
             return .failure(ProtocolError(.badRequest, "a request must be a JSON object, not \(json.typeName)"))
         }
@@ -45,7 +42,7 @@ extension ClientRequest {
             id = valid
         }
         do {
-            let operation = try decodeOperation(RequestArguments(members), defaultPolicy: defaultPolicy)
+            let operation = try decodeOperation(RequestArguments(members))
             return .success(ClientRequest(id: id, operation: operation))
         } catch {
             var error = error
@@ -54,9 +51,7 @@ extension ClientRequest {
         }
     }
 
-    private static func decodeOperation(
-        _ args: RequestArguments, defaultPolicy: ThrottlePolicy
-    ) throws(ProtocolError) -> Operation {
+    private static func decodeOperation(_ args: RequestArguments) throws(ProtocolError) -> Operation {
         guard let opValue = args.members["op"] else { throw ProtocolError(.badRequest, "missing \"op\"") }
         guard case .string(let op) = opValue else {
             throw ProtocolError(.badRequest, "\"op\" must be a string, not \(opValue.typeName)")
@@ -65,7 +60,7 @@ extension ClientRequest {
         case "startUpdatingLocation":
             return .engine(
                 .startUpdatingLocation(
-                    policy: try args.policy("policy", required: false, defaults: defaultPolicy),
+                    policy: try args.policy("policy", required: false),
                     everyEpoch: try args.bool("everyEpoch") ?? false))
         case "stopUpdatingLocation":
             return .engine(.stopUpdatingLocation)
@@ -88,7 +83,7 @@ extension ClientRequest {
                     }
                 }
             }
-            let policy = try args.policy("policy", required: false, defaults: defaultPolicy)
+            let policy = try args.policy("policy", required: false)
             return .engine(.observe(keyPath, initial: initial, old: old, policy: policy))
         case "unobserve":
             return .engine(.unobserve(try args.keyPath()))
@@ -115,7 +110,7 @@ extension ClientRequest {
             }
             return .engine(.requestAuthorization(request))
         case "configure":
-            return .engine(.configure(try args.policy("policy", required: true, defaults: defaultPolicy)!))
+            return .engine(.configure(try args.policy("policy", required: true)!))
         case "status":
             return .status
         case "pause":
@@ -203,25 +198,25 @@ struct RequestArguments {
         }
     }
 
-    func policy(_ name: String, required: Bool, defaults: ThrottlePolicy) throws(ProtocolError) -> ThrottlePolicy? {
+    func policy(_ name: String, required: Bool) throws(ProtocolError) -> ThrottlePolicy.Partial? {
         guard let value = members[name], value != .null else {
             if required { throw ProtocolError(.badRequest, "missing \"\(name)\"") }
             return nil
         }
-        return try decodeWirePolicy(value, defaults: defaults)
+        return try decodeWirePolicy(value)
     }
 }
 
-/// Decodes a wire policy object. Members left out keep their value from
-/// `defaults`; an unknown member is an error (a typo must not silently fall
-/// back to a default); the values must pass `ThrottlePolicy.validate()`.
-public func decodeWirePolicy(_ value: JSONValue, defaults: ThrottlePolicy = ThrottlePolicy()) throws(ProtocolError)
-    -> ThrottlePolicy
-{
+/// Decodes a wire policy object into the members it gives. An unknown member
+/// is an error (a typo must not silently fall back to a default); each value
+/// given must be valid on its own (finite, not negative, in range), and
+/// `minInterval` ≤ `maxInterval` when both are given. Whether it is valid
+/// with the members it leaves out is the engine's to say, which knows them.
+public func decodeWirePolicy(_ value: JSONValue) throws(ProtocolError) -> ThrottlePolicy.Partial {
     guard case .object(let members) = value else {
         throw ProtocolError(.badRequest, "\"policy\" must be an object, not \(value.typeName)")
     }
-    var policy = defaults
+    var policy = ThrottlePolicy.Partial()
     for (name, member) in members.sorted(by: { $0.key < $1.key }) {
         guard let number = member.doubleValue else {
             throw ProtocolError(.badRequest, "policy \"\(name)\" must be a number, not \(member.typeName)")

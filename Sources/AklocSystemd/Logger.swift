@@ -47,7 +47,9 @@ public struct Logger: Sendable {
     static func destination(
         journalStream: String?, fd: Int32, journalSocket: String = "/run/systemd/journal/socket"
     ) -> Destination {
-        guard journalStreamMatches(journalStream, fd: fd), access(journalSocket, W_OK) == 0 else { return .stream(fd) }
+        guard journalStreamMatches(journalStream, fd: fd), FileSystem.isWritable(journalSocket) else {
+            return .stream(fd)
+        }
         return .journal(fallback: fd)
     }
 
@@ -56,8 +58,7 @@ public struct Logger: Sendable {
         guard let value else { return false }
         let parts = value.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
-        var info = stat()
-        guard (try? Syscall.retryingOnEINTR { fstat(fd, &info) }) != nil else { return false }
+        guard let info = try? FileSystem.status(of: fd) else { return false }
         return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
     }
 

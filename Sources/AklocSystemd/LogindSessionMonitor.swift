@@ -9,15 +9,16 @@ import Synchronization
 /// of a seat, or an active remote session).
 ///
 /// Changes are noticed through `sd_login_monitor` (inotify on logind's
-/// runtime files) watched by a dispatch source on the daemon's queue, so the
-/// daemon sleeps between changes.
+/// runtime files) watched through a `FileDescriptor` on the daemon's queue
+/// (its `EventPoller`, as every other descriptor), so the daemon sleeps
+/// between changes.
 public final class LogindSessionMonitor: SessionMonitor {
     public let tracksSessions: Bool
 
     private struct State {
         /// Last known answer per watched uid.
         var known: [UInt32: Bool] = [:]
-        var source: SourceHandle?
+        var watched: WatchedHandle?
         var onChange: (@Sendable ([SessionChange]) -> Void)?
     }
 
@@ -27,10 +28,11 @@ public final class LogindSessionMonitor: SessionMonitor {
         let pointer: OpaquePointer
     }
 
-    /// Dispatch sources are thread-safe (libdispatch documents cancel and
-    /// resume from any thread); the Swift overlay just lacks `Sendable`.
-    private struct SourceHandle: @unchecked Sendable {
-        let source: any DispatchSourceRead
+    /// The monitor's descriptor with the queue it is watched on; touched
+    /// only on that queue (start and stop hop onto it).
+    private struct WatchedHandle: @unchecked Sendable {
+        let descriptor: FileDescriptor
+        let queue: DispatchQueue
     }
 
     private let state = Mutex(State())
@@ -73,29 +75,31 @@ public final class LogindSessionMonitor: SessionMonitor {
             sd_login_monitor_unref(pointer)
             throw Errno(rawValue: -fd)
         }
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.wake(handle) }
-        // The descriptor belongs to the monitor; it may only be closed once
-        // dispatch has stopped watching it.
-        source.setCancelHandler { sd_login_monitor_unref(handle.pointer) }
-        // Resumed before being handed to the lock: a change that arrives
-        // first finds no callback yet and is picked up by the next wake.
-        source.resume()
-        let sourceHandle = SourceHandle(source: source)
+        // The descriptor belongs to the monitor: closing it is unref'ing
+        // the monitor, once nothing watches it.
+        let watched = WatchedHandle(
+            descriptor: FileDescriptor(adopting: fd) { _ in sd_login_monitor_unref(handle.pointer) }, queue: queue)
         state.withLock {
-            $0.source = sourceHandle
+            $0.watched = watched
             $0.onChange = onChange
+        }
+        // Watched on the queue (a caller may be elsewhere); a change that
+        // arrives first leaves the descriptor readable for the watch.
+        queue.async { [weak self] in
+            guard !watched.descriptor.isClosing else { return }
+            _ = watched.descriptor.watch(.readable, on: queue) { self?.wake(handle) }
         }
     }
 
     public func stop() {
-        let handle = state.withLock { state -> SourceHandle? in
-            let source = state.source
-            state.source = nil
+        let watched = state.withLock { state -> WatchedHandle? in
+            let watched = state.watched
+            state.watched = nil
             state.onChange = nil
-            return source
+            return watched
         }
-        handle?.source.cancel()
+        // After the watch was made, on the same serial queue.
+        if let watched { watched.queue.async { watched.descriptor.close() } }
     }
 
     private func wake(_ handle: MonitorHandle) {
@@ -127,8 +131,7 @@ public final class LogindSessionMonitor: SessionMonitor {
     }
 
     private static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        guard (try? Syscall.retryingOnEINTR { stat(path, &info) }) != nil else { return false }
-        return info.st_mode & S_IFMT == S_IFDIR
+        guard let info = try? FileSystem.status(path) else { return false }
+        return FileSystem.isDirectory(info)
     }
 }

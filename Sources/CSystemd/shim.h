@@ -6,4 +6,5 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
 #include <systemd/sd-login.h>
+#include <systemd/sd-bus.h>
 #endif

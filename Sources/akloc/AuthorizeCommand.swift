@@ -38,7 +38,7 @@ struct AuthorizeCommand: Command {
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
         let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
-        _ = try connection.call(op: "authorize", ["subject": .string(subject), "status": .string(rule.rawValue)])
+        _ = try connection.call(.authorize(subject: subject, rule: rule))
         let spelled = rule == .whenInUse ? "when-in-use" : rule.rawValue
         Output.line("\(subject): \(spelled)")
         return ExitCode.ok

@@ -1,3 +1,4 @@
+import AklocCore
 import AklocJSON
 import AklocProtocol
 
@@ -39,22 +40,19 @@ struct CountryCommand: Command {
         let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
         guard !words.isEmpty else { return try current(connection) }
         let text = words.joined(separator: " ")
-        var arguments: [String: JSONValue] = [:]
-        if let locale { arguments["locale"] = .string(locale) }
         let isCode = words.count == 1 && (2...3).contains(text.utf8.count) && text.utf8.allSatisfy(Self.isLetter)
         let isPhone = words.count == 1 && (text.hasPrefix("+") || text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 })
+        func lookUp(_ selector: CountrySelector) throws(CLIError) -> [JSONValue] {
+            try connection.call(.geo(.countries(selector, locale: locale)))["countries"]?.arrayValue ?? []
+        }
         var countries: [JSONValue] = []
         if isCode {
-            arguments["code"] = .string(text)
-            countries = try connection.call(op: "countries", arguments)["countries"]?.arrayValue ?? []
-            arguments["code"] = nil
+            countries = try lookUp(.code(text))
         } else if isPhone {
-            arguments["phoneCode"] = .string(text)
-            countries = try connection.call(op: "countries", arguments)["countries"]?.arrayValue ?? []
+            countries = try lookUp(.phoneCode(text))
         }
         if countries.isEmpty && !isPhone {
-            arguments["query"] = .string(text)
-            countries = try connection.call(op: "countries", arguments)["countries"]?.arrayValue ?? []
+            countries = try lookUp(.query(text))
         }
         if json {
             Output.line(bytes: JSONValue.array(countries).jsonBytes)
@@ -70,8 +68,8 @@ struct CountryCommand: Command {
 
     /// The fix's country and zone, from the `country` and `timeZone` key paths.
     private func current(_ connection: DaemonConnection) throws(CLIError) -> Int32 {
-        let country = try connection.call(op: "get", ["keyPath": "country"])
-        let zone = try connection.call(op: "get", ["keyPath": "timeZone"])
+        let country = try connection.call(.engine(.get(AklocCore.KeyPath(.country))))
+        let zone = try connection.call(.engine(.get(AklocCore.KeyPath(.timeZone))))
         if json {
             Output.line(bytes: JSONValue.object(["country": country, "timeZone": zone]).jsonBytes)
             return ExitCode.ok

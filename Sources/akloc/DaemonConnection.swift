@@ -1,5 +1,6 @@
 import AklocCore
 import AklocJSON
+import AklocPosix
 import AklocProtocol
 import Glibc
 
@@ -7,7 +8,7 @@ import Glibc
 /// sends requests, and matches replies to them by id.
 final class DaemonConnection {
     let path: String
-    private let fd: Int32
+    private let socket: UnixStreamSocket
     private var framer = LineFramer(maxLineLength: 1 << 20)
     private var nextID: Int64 = 1
     private(set) var hello: ServerMessage.Hello
@@ -16,7 +17,7 @@ final class DaemonConnection {
     /// every later wait for the daemon.
     init(path: String, timeout: Double) throws(CLIError) {
         self.path = path
-        fd = try Self.connect(path: path)
+        socket = try Self.connect(path: path)
         hello = ServerMessage.Hello(protocolVersion: 0, version: "", authorizationStatus: "")
         setTimeout(timeout)
         guard case (_, let message)? = try nextMessage() else {
@@ -33,22 +34,30 @@ final class DaemonConnection {
         self.hello = hello
     }
 
-    deinit { close(fd) }
+    deinit { socket.close() }
 
     /// Bounds each wait for data; 0 waits forever.
     func setTimeout(_ seconds: Double) {
-        var value = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        try? socket.setReceiveTimeout(seconds: seconds)
         timeoutSeconds = seconds
     }
 
     private var timeoutSeconds: Double = 0
 
-    /// Sends `{"id":…,"op":op,…arguments}` and returns the id used.
+    /// Sends a request the protocol types (AklocProtocol's `ClientRequest`
+    /// encodes it, as it does for the client library) and returns the id used.
+    @discardableResult
+    func send(_ operation: ClientRequest.Operation) throws(CLIError) -> RequestID {
+        let id = takeID()
+        try write(ClientRequest(id: id, operation: operation).encodedLine())
+        return id
+    }
+
+    /// Sends `{"id":…,"op":op,…arguments}` and returns the id used: for an
+    /// op `ClientRequest.Operation` does not have (yet); prefer `send(_:)`.
     @discardableResult
     func send(op: String, _ arguments: [String: JSONValue] = [:]) throws(CLIError) -> RequestID {
-        let id = RequestID.int(nextID)
-        nextID += 1
+        let id = takeID()
         var object = arguments
         object["id"] = id.json
         object["op"] = .string(op)
@@ -58,15 +67,36 @@ final class DaemonConnection {
         return id
     }
 
-    /// Sends one request and waits for its reply; events that arrive first
-    /// go to `onEvent`. An error reply throws.
+    /// Sends one typed request and waits for its reply; events that arrive
+    /// first go to `onEvent`. An error reply throws.
+    func call(
+        _ operation: ClientRequest.Operation,
+        onEvent: (_ line: [UInt8], _ name: String, _ fields: [String: JSONValue]) throws(CLIError) -> Void = {
+            _, _, _ in
+        }
+    ) throws(CLIError) -> JSONValue {
+        try reply(to: try send(operation), of: operation.name, onEvent: onEvent)
+    }
+
+    /// `call(_:onEvent:)` for an op given by name, with its arguments as JSON.
     func call(
         op: String, _ arguments: [String: JSONValue] = [:],
         onEvent: (_ line: [UInt8], _ name: String, _ fields: [String: JSONValue]) throws(CLIError) -> Void = {
             _, _, _ in
         }
     ) throws(CLIError) -> JSONValue {
-        let id = try send(op: op, arguments)
+        try reply(to: try send(op: op, arguments), of: op, onEvent: onEvent)
+    }
+
+    private func takeID() -> RequestID {
+        defer { nextID += 1 }
+        return .int(nextID)
+    }
+
+    private func reply(
+        to id: RequestID, of op: String,
+        onEvent: (_ line: [UInt8], _ name: String, _ fields: [String: JSONValue]) throws(CLIError) -> Void
+    ) throws(CLIError) -> JSONValue {
         while true {
             guard case (let line, let message)? = try nextMessage() else {
                 throw .unreachable("aklocd closed the connection before answering \(op)")
@@ -101,76 +131,51 @@ final class DaemonConnection {
                 }
             }
             var buffer = [UInt8](repeating: 0, count: 65_536)
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count > 0 {
+            let received: UnixStreamSocket.Received
+            switch buffer.withUnsafeMutableBytes({ raw in
+                Result { () throws(SocketError) in try socket.receive(into: raw, blocking: true) }
+            }) {
+            case .success(let value): received = value
+            case .failure(let error): throw .unreachable("reading from \(path): \(error.error.message)")
+            }
+            switch received {
+            case .bytes(let count):
                 buffer.withUnsafeBytes { framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            } else if count == 0 {
+            case .endOfFile:
                 return nil
-            } else {
-                switch errno {
-                case EINTR: continue
-                case EAGAIN, EWOULDBLOCK:
-                    throw .unreachable("aklocd at \(path) did not answer within \(format(timeoutSeconds)) s")
-                case ECONNRESET: return nil
-                default: throw .unreachable("reading from \(path): \(String(cString: strerror(errno)))")
-                }
+            case .wouldBlock:
+                throw .unreachable("aklocd at \(path) did not answer within \(format(timeoutSeconds)) s")
             }
         }
     }
 
     private func write(_ bytes: [UInt8]) throws(CLIError) {
-        var failure: Int32 = 0
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written >= 0 {
-                    offset += written
-                } else if errno != EINTR {
-                    failure = errno
-                    return
-                }
-            }
-        }
-        if failure != 0 {
-            throw .unreachable("writing to aklocd at \(path): \(String(cString: strerror(failure)))")
+        do {
+            try socket.sendAll(bytes)
+        } catch {
+            throw .unreachable("writing to aklocd at \(path): \(error.error.message)")
         }
     }
 
-    private static func connect(path: String) throws(CLIError) -> Int32 {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else {
-            throw .usage("socket path is longer than \(capacity - 1) bytes: \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .failure("socket: \(String(cString: strerror(errno)))") }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+    private static func connect(path: String) throws(CLIError) -> UnixStreamSocket {
+        do {
+            return try UnixStreamSocket.connect(path: path, nonBlocking: false)
+        } catch {
+            if let invalid = error.invalidAddress { throw .usage("--socket: \(invalid)") }
+            let reason = error.error.message
+            switch error.errno {
+            case EACCES, EPERM:
+                throw CLIError(
+                    exitCode: ExitCode.forbidden,
+                    message: "cannot connect to aklocd at \(path): \(reason) (see docs/cli.md: who may use the socket)")
+            case ENOENT, ECONNREFUSED, ENOTDIR:
+                throw .unreachable(
+                    "cannot connect to aklocd at \(path): \(reason). Is aklocd running? "
+                        + "(`systemctl status akloc.socket aklocd.service`; another socket: --socket PATH or AKLOC_SOCKET)"
+                )
+            default:
+                throw .unreachable("cannot connect to aklocd at \(path): \(reason)")
             }
-        }
-        if result == 0 { return fd }
-        let error = errno
-        close(fd)
-        let reason = String(cString: strerror(error))
-        switch error {
-        case EACCES, EPERM:
-            throw CLIError(
-                exitCode: ExitCode.forbidden,
-                message: "cannot connect to aklocd at \(path): \(reason) (see docs/cli.md: who may use the socket)")
-        case ENOENT, ECONNREFUSED, ENOTDIR:
-            throw .unreachable(
-                "cannot connect to aklocd at \(path): \(reason). Is aklocd running? "
-                    + "(`systemctl status akloc.socket aklocd.service`; another socket: --socket PATH or AKLOC_SOCKET)")
-        default:
-            throw .unreachable("cannot connect to aklocd at \(path): \(reason)")
         }
     }
 }

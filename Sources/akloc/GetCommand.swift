@@ -23,12 +23,19 @@ struct GetCommand: Command {
     }
 
     func validate() throws(CLIError) {
-        guard (try? AklocCore.KeyPath(parsing: keyPath)) != nil else { throw .usage("unknown key path '\(keyPath)'") }
+        _ = try parsedKeyPath()
+    }
+
+    private func parsedKeyPath() throws(CLIError) -> AklocCore.KeyPath {
+        guard let parsed = try? AklocCore.KeyPath(parsing: keyPath) else {
+            throw .usage("unknown key path '\(keyPath)'")
+        }
+        return parsed
     }
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
         let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
-        let value = try connection.call(op: "get", ["keyPath": .string(keyPath)])
+        let value = try connection.call(.engine(.get(try parsedKeyPath())))
         if case .string(let text) = value {
             Output.line(text)
         } else {

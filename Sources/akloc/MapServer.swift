@@ -152,12 +152,12 @@ final class MapServer: @unchecked Sendable {
 
     private func readable(_ connection: Connection) {
         var buffer = [UInt8](repeating: 0, count: 4096)
-        let received: UnixClientSocket.Received
-        do {
-            received = try buffer.withUnsafeMutableBytes { raw throws(Errno) in
-                try UnixClientSocket.receive(connection.descriptor.rawValue, into: raw)
-            }
-        } catch {
+        let received: UnixStreamSocket.Received
+        switch buffer.withUnsafeMutableBytes({ raw in
+            Result { () throws(SocketError) in try UnixStreamSocket(connection.descriptor).receive(into: raw) }
+        }) {
+        case .success(let value): received = value
+        case .failure:
             close(connection)
             return
         }
@@ -226,11 +226,11 @@ final class MapServer: @unchecked Sendable {
     private func flush(_ connection: Connection) {
         while !connection.output.isEmpty {
             let sent: Int
-            do {
-                sent = try connection.output.withUnsafeBytes { raw throws(Errno) in
-                    try UnixClientSocket.send(connection.descriptor.rawValue, raw)
-                }
-            } catch {
+            switch connection.output.withUnsafeBytes({ raw in
+                Result { () throws(SocketError) in try UnixStreamSocket(connection.descriptor).send(raw) }
+            }) {
+            case .success(let count): sent = count
+            case .failure:
                 close(connection)
                 return
             }

@@ -1,3 +1,4 @@
+import AklocPosix
 import AklocProtocol
 import Glibc
 
@@ -24,20 +25,12 @@ enum Output {
     }
 
     private static func write(_ bytes: [UInt8], to fd: Int32) {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written >= 0 {
-                    offset += written
-                } else if errno == EINTR {
-                    continue
-                } else if errno == EPIPE {
-                    exit(ExitCode.ok)
-                } else {
-                    return  // stdout gone some other way: nothing sensible to report it on
-                }
-            }
+        do {
+            try Syscall.writeAll(fd, bytes)
+        } catch  where error == .brokenPipe {
+            exit(ExitCode.ok)
+        } catch {
+            // stdout gone some other way: nothing sensible to report it on
         }
     }
 }

@@ -12,7 +12,7 @@ struct PauseCommand: Command {
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
         let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
-        _ = try connection.call(op: "pause")
+        _ = try connection.call(.engine(.pause))
         Output.line("aklocd paused")
         return ExitCode.ok
     }

@@ -32,7 +32,7 @@ struct PlaceNamer {
         // the watch goes on and reports a closed connection itself.
         do throws(CLIError) {
             let id = try connection.send(
-                op: "reverseGeocode", ["coordinate": ["latitude": .double(latitude), "longitude": .double(longitude)]])
+                .geo(.reverseGeocode(coordinate: GeoPoint(latitude: latitude, longitude: longitude))))
             while let (line, message) = try connection.nextMessage() {
                 switch message {
                 case .reply(let replyID, let result) where replyID == id:

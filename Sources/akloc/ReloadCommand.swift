@@ -12,7 +12,7 @@ struct ReloadCommand: Command {
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
         let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
-        _ = try connection.call(op: "reload")
+        _ = try connection.call(.reload)
         Output.line("aklocd reloaded its configuration")
         return ExitCode.ok
     }

@@ -30,7 +30,7 @@ struct RequestLocationCommand: Command {
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
         let connection = try DaemonConnection(path: context.socketPath, timeout: timeout + AklocCLI.replyTimeout)
-        let result = try connection.call(op: "requestLocation", ["timeout": .double(timeout)])
+        let result = try connection.call(.engine(.requestLocation(timeout: timeout)))
         if human, let location = Location(json: result) {
             Output.line(Formatting.locationLine(location, afterTimeInterval: nil))
         } else {

@@ -12,7 +12,7 @@ struct ResumeCommand: Command {
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
         let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
-        _ = try connection.call(op: "resume")
+        _ = try connection.call(.engine(.resume))
         Output.line("aklocd resumed")
         return ExitCode.ok
     }

@@ -53,11 +53,10 @@ struct SearchCommand: Command {
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
         let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
-        var arguments: [String: JSONValue] = ["query": .string(query)]
-        if let within { arguments["within"] = .double(within) }
-        if let near { arguments["near"] = GeoArguments.json(near) }
-        if let limit { arguments["limit"] = .int(Int64(limit)) }
-        let result = try connection.call(op: "searchPlaces", arguments)
+        let request = GeoRequest.searchPlaces(
+            query: query, near: near, within: within ?? GeoRequest.defaultWithin,
+            limit: limit ?? GeoRequest.defaultLimit)
+        let result = try connection.call(.geo(request))
         if json {
             Output.line(bytes: result.jsonBytes)
             return ExitCode.ok

@@ -20,7 +20,7 @@ struct StatusCommand: Command {
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
         let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
-        let result = try connection.call(op: "status")
+        let result = try connection.call(.status)
         if json {
             Output.line(bytes: result.jsonBytes)
             return ExitCode.ok

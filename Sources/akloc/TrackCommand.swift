@@ -1,5 +1,6 @@
 import AklocCore
 import AklocJSON
+import AklocPosix
 import AklocProtocol
 import Glibc
 
@@ -143,7 +144,7 @@ struct TrackProgress {
         guard enabled, TrackCommand.now() - started > 1 else { return }
         shown = true
         let line = Array("\r\u{1B}[K\(points) points, \(Formatting.fixed(Double(bytes) / 1e6, 1)) MB…".utf8)
-        _ = line.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        try? Syscall.writeAll(2, line)
     }
 
     func finish() {

@@ -1,5 +1,6 @@
 import AklocCore
 import AklocJSON
+import AklocPosix
 import AklocProtocol
 import Glibc
 
@@ -83,8 +84,11 @@ struct TrackExporter {
         }
         try flush()
         if case .descriptor(let fd, let path) = sink {
-            guard fsync(fd) == 0 || errno == EINVAL, close(fd) == 0 else {
-                throw .failure("writing \(path): \(String(cString: strerror(errno)))")
+            defer { Syscall.close(fd) }
+            do {
+                try FileSystem.sync(fd)
+            } catch {
+                throw .failure("writing \(path): \(error.message)")
             }
         }
     }
@@ -237,22 +241,11 @@ struct TrackExporter {
         case .descriptor(let file, let name): (fd, path) = (file, name)
         }
         do {
-            var offset = 0
-            var failure: Int32 = 0
-            buffer.withUnsafeBytes { raw in
-                while offset < raw.count {
-                    let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                    if written >= 0 {
-                        offset += written
-                    } else if errno == EPIPE, fd == 1 {
-                        exit(ExitCode.ok)  // `akloc track | head`: the reader has had enough
-                    } else if errno != EINTR {
-                        failure = errno
-                        return
-                    }
-                }
-            }
-            if failure != 0 { throw .failure("writing \(path): \(String(cString: strerror(failure)))") }
+            try Syscall.writeAll(fd, buffer)
+        } catch  where error == .brokenPipe && fd == 1 {
+            exit(ExitCode.ok)  // `akloc track | head`: the reader has had enough
+        } catch {
+            throw .failure("writing \(path): \(error.message)")
         }
         bytesWritten += buffer.count
         buffer.removeAll(keepingCapacity: true)

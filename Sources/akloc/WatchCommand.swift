@@ -29,7 +29,7 @@ struct WatchCommand: Command {
         """
 
     var keyPaths: [String]
-    var policy: [String: JSONValue] = [:]
+    var policy = ThrottlePolicy.Partial()
     var everyEpoch: Bool
     var human: Bool
 
@@ -40,13 +40,13 @@ struct WatchCommand: Command {
         keyPaths = scanner.positionals
         human = scanner.flag("--human")
         everyEpoch = scanner.flag("--every-epoch")
-        let members: [(String, String, String)] = [
-            ("--min", "minInterval", "seconds"), ("--max", "maxInterval", "seconds"),
-            ("--speed", "updateSpeed", "metres per second"), ("--distance", "distanceFilter", "metres"),
-            ("--accuracy", "desiredAccuracy", "metres"),
+        let members: [(String, WritableKeyPath<ThrottlePolicy.Partial, Double?>, String)] = [
+            ("--min", \.minInterval, "seconds"), ("--max", \.maxInterval, "seconds"),
+            ("--speed", \.updateSpeed, "metres per second"), ("--distance", \.distanceFilter, "metres"),
+            ("--accuracy", \.desiredAccuracy, "metres"),
         ]
         for (option, member, unit) in members {
-            if let value = try scanner.number(option, unit: unit) { policy[member] = .double(value) }
+            if let value = try scanner.number(option, unit: unit) { policy[keyPath: member] = value }
         }
     }
 
@@ -57,19 +57,14 @@ struct WatchCommand: Command {
         if everyEpoch && !keyPaths.isEmpty {
             throw .usage("--every-epoch applies to location updates, not to KEYPATHs (observe rawLocation instead)")
         }
-        if let min = policy["minInterval"]?.doubleValue, let max = policy["maxInterval"]?.doubleValue, min > max {
+        if let min = policy.minInterval, let max = policy.maxInterval, min > max {
             throw .usage("--min (\(format(min))) must not exceed --max (\(format(max)))")
         }
-        if !policy.isEmpty {
-            do {
-                // Range checks of the protocol; defaults stand in for members left out.
-                var probe = policy
-                if probe["minInterval"] == nil { probe["minInterval"] = .double(0) }
-                if probe["maxInterval"] == nil { probe["maxInterval"] = .double(ThrottlePolicy.intervalLimit) }
-                _ = try decodeWirePolicy(.object(probe))
-            } catch {
-                throw .usage(error.message.replacingPolicyNames())
-            }
+        do {
+            // The daemon checks the whole against the subscriber's defaults.
+            try policy.validate()
+        } catch {
+            throw .usage(error.message.replacingPolicyNames())
         }
     }
 
@@ -116,19 +111,22 @@ struct WatchCommand: Command {
         let hold = { (line: [UInt8], name: String, fields: [String: JSONValue]) throws(CLIError) in
             if human { backlog.append((line, name, fields)) } else { try emit(line, name, fields) }
         }
+        // Only the options given travel: the daemon keeps its defaults for the rest.
+        let requested = policy.isEmpty ? nil : policy
         if keyPaths.isEmpty {
-            var arguments: [String: JSONValue] = [:]
-            if !policy.isEmpty { arguments["policy"] = .object(policy) }
-            if everyEpoch { arguments["everyEpoch"] = true }
-            _ = try connection.call(op: "startUpdatingLocation", arguments, onEvent: hold)
+            _ = try connection.call(
+                .engine(.startUpdatingLocation(policy: requested, everyEpoch: everyEpoch)), onEvent: hold)
         } else {
             // `regions` names the monitored places the fix is inside: watching
             // it monitors every place the caller sees, with entry and exit events.
-            if keyPaths.contains("regions") { _ = try connection.call(op: "startMonitoring", onEvent: emit) }
-            for keyPath in keyPaths {
-                var arguments: [String: JSONValue] = ["keyPath": .string(keyPath), "options": ["initial"]]
-                if !policy.isEmpty { arguments["policy"] = .object(policy) }
-                _ = try connection.call(op: "observe", arguments, onEvent: hold)
+            if keyPaths.contains("regions") {
+                _ = try connection.call(.places(.startMonitoring(names: nil)), onEvent: emit)
+            }
+            for text in keyPaths {
+                // Parsed in validate().
+                guard let keyPath = try? AklocCore.KeyPath(parsing: text) else { continue }
+                _ = try connection.call(
+                    .engine(.observe(keyPath, initial: true, old: false, policy: requested)), onEvent: hold)
             }
         }
         connection.setTimeout(0)

@@ -27,9 +27,7 @@ struct WhereCommand: Command {
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
         let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
-        var arguments: [String: JSONValue] = [:]
-        if let at { arguments["coordinate"] = GeoArguments.json(at) }
-        let result = try connection.call(op: "reverseGeocode", arguments)
+        let result = try connection.call(.geo(.reverseGeocode(coordinate: at)))
         let placemark = result["placemark"] ?? .null
         if json {
             Output.line(bytes: placemark.jsonBytes)
@@ -43,7 +41,7 @@ struct WhereCommand: Command {
             Output.line(line)
         }
         if let code = placemark["isoCountryCode"]?.stringValue {
-            let countries = try connection.call(op: "countries", ["code": .string(code)])["countries"]?.arrayValue
+            let countries = try connection.call(.geo(.countries(.code(code), locale: nil)))["countries"]?.arrayValue
             if let country = countries?.first {
                 Output.line("  country    \(GeoFormatting.country(country))")
             } else {
@@ -68,9 +66,5 @@ enum GeoArguments {
             throw .usage("\(option) needs LAT,LON in degrees (latitude within ±90, longitude ±180), not '\(text)'")
         }
         return GeoPoint(latitude: latitude, longitude: longitude)
-    }
-
-    static func json(_ point: GeoPoint) -> JSONValue {
-        ["latitude": .double(point.latitude), "longitude": .double(point.longitude)]
     }
 }

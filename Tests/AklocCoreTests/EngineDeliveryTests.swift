@@ -208,9 +208,10 @@ import Testing
 
     @Test func invalidPoliciesAreBadRequests() {
         var harness = ready()
-        var policy = ThrottlePolicy()
-        policy.minInterval = .nan
-        #expect(harness.start(1, policy).replies(for: 1).first?.errorCode == .badRequest)
+        var full = ThrottlePolicy()
+        full.minInterval = .nan
+        let policy = ThrottlePolicy.Partial(full)
+        #expect(harness.start(1, full).replies(for: 1).first?.errorCode == .badRequest)
         #expect(harness.request(1, .configure(policy)).replies(for: 1).first?.errorCode == .badRequest)
         #expect(
             harness.request(1, .observe(KeyPath(.myLocation), initial: false, old: false, policy: policy))
@@ -220,10 +221,31 @@ import Testing
 
     @Test func configureSetsTheConnectionDefault() throws {
         var harness = ready()
-        harness.request(1, .configure(try ThrottlePolicy(minInterval: 1, maxInterval: 2)))
+        harness.request(1, .configure(.init(try ThrottlePolicy(minInterval: 1, maxInterval: 2))))
         harness.start(1)
         let delivered = deliveryTimes(&harness, 1, seconds: 0...6) { fix(second: Int64($0), speed: 0) }
         #expect(delivered.map(\.0) == [0, 2, 4, 6])
+    }
+
+    /// A partial policy changes what it gives; the rest is the subscriber's
+    /// default (its `configure`, else the configuration's), and the merged
+    /// policy is what must be valid.
+    @Test func partialPoliciesKeepTheSubscribersDefault() throws {
+        var harness = ready()
+        harness.request(1, .configure(.init(minInterval: 1, maxInterval: 2)))
+        // Only the maximum changes: the minimum stays the configured 1 s.
+        harness.request(1, .configure(.init(maxInterval: 3)))
+        harness.request(1, .startUpdatingLocation(policy: .init(updateSpeed: 0.4), everyEpoch: false))
+        let delivered = deliveryTimes(&harness, 1, seconds: 0...6) { fix(second: Int64($0), speed: 0) }
+        #expect(delivered.map(\.0) == [0, 3, 6])
+
+        // The configuration's default is min 5, max 300: a maximum of 2
+        // alone crosses it, and is refused as a whole, changing nothing.
+        var fresh = ready()
+        let replies = fresh.request(1, .startUpdatingLocation(policy: .init(maxInterval: 2), everyEpoch: false))
+        #expect(replies.replies(for: 1).first?.errorCode == .badRequest)
+        #expect(fresh.request(1, .configure(.init(maxInterval: 2))).replies(for: 1).first?.errorCode == .badRequest)
+        #expect(!fresh.watching)
     }
 
     @Test func stopEndsUpdatesAndTheWatch() {

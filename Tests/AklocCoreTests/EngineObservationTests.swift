@@ -55,7 +55,7 @@ import Testing
             1,
             .observe(
                 KeyPath(.myLocation, member: .speed), initial: false, old: true,
-                policy: try ThrottlePolicy(minInterval: 2)))
+                policy: .init(try ThrottlePolicy(minInterval: 2))))
         harness.request(1, .observe(KeyPath(.rawLocation, member: .latitude), initial: false, old: false, policy: nil))
         var mine: [Double] = []
         var raw = 0

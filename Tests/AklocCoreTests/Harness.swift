@@ -59,7 +59,7 @@ struct Harness {
     mutating func start(
         _ id: SubscriberID, _ policy: ThrottlePolicy? = nil, everyEpoch: Bool = false
     ) -> [Engine.Output] {
-        request(id, .startUpdatingLocation(policy: policy, everyEpoch: everyEpoch))
+        request(id, .startUpdatingLocation(policy: policy.map(ThrottlePolicy.Partial.init), everyEpoch: everyEpoch))
     }
 
     /// The engine's next wanted tick, as the shell would arm it.

@@ -169,7 +169,7 @@ import Testing
         var engine = Engine()
         _ = engine.handle(.sourceConnected(name: "gpsfake"), at: .zero)
         _ = engine.handle(.connect(1, .init(uid: 0, authorization: .authorizedAlways)), at: .zero)
-        _ = engine.handle(.request(1, 1, .startUpdatingLocation(policy: policy, everyEpoch: false)), at: .zero)
+        _ = engine.handle(.request(1, 1, .startUpdatingLocation(policy: .init(policy), everyEpoch: false)), at: .zero)
         var delivered: [Int] = []
         func collect(_ outputs: [Engine.Output], current: Int) {
             for output in outputs {

@@ -1,3 +1,4 @@
+import AklocPosix
 import Glibc
 import Testing
 

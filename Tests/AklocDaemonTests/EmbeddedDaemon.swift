@@ -1,6 +1,7 @@
 import AklocCore
 import AklocGPSD
 import AklocMQTT
+import AklocPosix
 import AklocSystemd
 import Foundation
 
@@ -99,7 +100,7 @@ final class MemoryTransport: ClientTransport, @unchecked Sendable {
 
     // MARK: The daemon's side
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(SocketError) -> UnixSocket.ReadResult {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(SocketError) -> UnixStreamSocket.Received {
         if inbound.isEmpty { return peerClosed ? .endOfFile : .wouldBlock }
         let count = min(buffer.count, inbound.count)
         buffer.copyBytes(from: inbound[0..<count])
@@ -231,7 +232,7 @@ final class EmbeddedDaemon: @unchecked Sendable {
     func connect(uid: UInt32 = 0, capacity: Int = 1 << 20) -> MemoryTransport {
         let transport = MemoryTransport(capacity: capacity)
         onQueue { daemon in
-            daemon.server.accept(transport, UnixSocket.Credentials(pid: 4242, uid: uid, gid: uid))
+            daemon.server.accept(transport, UnixStreamSocket.Credentials(pid: 4242, uid: uid, gid: uid))
         }
         return transport
     }

@@ -4,6 +4,7 @@
 
 import AklocJSON
 import AklocProtocol
+import AklocTestSupport
 import Foundation
 import Glibc
 import Synchronization
@@ -51,21 +52,8 @@ final class FakeDaemon: Sendable {
         guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
         directory = String(cString: made)
         path = directory + "/akloc.sock"
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = TestSockets.unixSocket(type: Int32(SOCK_STREAM.rawValue), path: path, listen: 4)
         self.listener = listener
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0, listen(listener, 4) == 0 else { throw POSIXError(.EADDRINUSE) }
         let requests = requests
         let finished = finished
         Thread.detachNewThread {
@@ -361,6 +349,15 @@ struct CLITests {
         #expect(run.stderr.contains("authorization status is denied"))
     }
 
+    /// A path that cannot be a Unix socket address is the user's mistake,
+    /// said as such (UnixSocketAddress), not an unreachable daemon.
+    @Test func anOverlongSocketPathIsAUsageError() throws {
+        let long = "/tmp/" + String(repeating: "x", count: 120)
+        let run = try akloc(["--socket", long, "status"])
+        #expect(run.status == 64, "\(run.stderr)")
+        #expect(run.stderr.contains("holds at most 107 bytes, this one has 125"))
+    }
+
     @Test func unreachableDaemonExits69NamingTheSocket() throws {
         let missing = "/tmp/akloc-no-such-dir-\(getpid())/akloc.sock"
         let run = try akloc(["--socket", missing, "status"])
@@ -374,18 +371,7 @@ struct CLITests {
         // A socket file nobody listens on: ECONNREFUSED.
         let daemon = try FakeDaemon { _, _ in Answer(lines: []) }
         let refused = daemon.directory + "/stale.sock"
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: Array(refused.utf8))
-        }
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        close(fd)
+        close(TestSockets.unixSocket(type: Int32(SOCK_STREAM.rawValue), path: refused))
         defer { unlink(refused) }
         let stale = try akloc(["--socket", refused, "pause"])
         #expect(stale.status == 69)

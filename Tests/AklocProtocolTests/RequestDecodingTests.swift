@@ -17,9 +17,7 @@ private func failure(_ text: String) -> ProtocolError? {
 
 @Suite struct RequestDecodingTests {
     @Test func everyOpDecodes() throws {
-        var fast = ThrottlePolicy()
-        fast.minInterval = 1
-        fast.maxInterval = 10
+        let fast = ThrottlePolicy.Partial(minInterval: 1, maxInterval: 10)
         let cases: [(String, ClientRequest.Operation)] = [
             (#"{"op":"startUpdatingLocation"}"#, .engine(.startUpdatingLocation(policy: nil, everyEpoch: false))),
             (
@@ -94,14 +92,17 @@ private func failure(_ text: String) -> ProtocolError? {
     }
 
     @Test func everyOpRoundTrips() throws {
-        var policy = ThrottlePolicy()
-        policy.updateSpeed = 1.5
-        policy.minInterval = 0.25
-        policy.distanceFilter = 12
-        policy.desiredAccuracy = 30
+        var full = ThrottlePolicy()
+        full.updateSpeed = 1.5
+        full.minInterval = 0.25
+        full.distanceFilter = 12
+        full.desiredAccuracy = 30
+        let policy = ThrottlePolicy.Partial(full)
         let operations: [ClientRequest.Operation] = [
             .engine(.startUpdatingLocation(policy: nil, everyEpoch: false)),
             .engine(.startUpdatingLocation(policy: policy, everyEpoch: true)),
+            .engine(.startUpdatingLocation(policy: .init(minInterval: 2), everyEpoch: false)),
+            .engine(.startUpdatingLocation(policy: .init(), everyEpoch: false)),
             .engine(.stopUpdatingLocation),
             .engine(.observe(KeyPath(.myLocation, member: .coordinate), initial: true, old: false, policy: policy)),
             .engine(.observe(KeyPath(.state), initial: false, old: true, policy: nil)),
@@ -111,6 +112,7 @@ private func failure(_ text: String) -> ProtocolError? {
             .engine(.requestLocation(timeout: 3)),
             .engine(.requestAuthorization(.always)),
             .engine(.configure(policy)),
+            .engine(.configure(.init(distanceFilter: 5, desiredAccuracy: 0))),
             .status, .engine(.pause), .engine(.resume), .reload,
             .authorize(subject: "@akloc-users", rule: .always),
             .track(TrackQuery()),
@@ -153,16 +155,24 @@ private func failure(_ text: String) -> ProtocolError? {
         #expect(decoded.operation == .engine(.get(KeyPath(.state))))
     }
 
-    @Test func policyMembersDefault() throws {
-        var defaults = ThrottlePolicy()
-        defaults.maxInterval = 120
-        let decoded = try ClientRequest.decode(
-            Array(#"{"op":"configure","policy":{"minInterval":2}}"#.utf8), defaultPolicy: defaults
-        ).get()
-        var expected = defaults
-        expected.minInterval = 2
-        #expect(decoded.operation == .engine(.configure(expected)))
-        #expect(try request(#"{"op":"configure","policy":{}}"#).operation == .engine(.configure(ThrottlePolicy())))
+    /// Members a policy leaves out stay out: the engine fills them from the
+    /// subscriber's default (EngineDeliveryTests), which the decoder cannot know.
+    @Test func policiesArePartial() throws {
+        #expect(
+            try request(#"{"op":"configure","policy":{"minInterval":2}}"#).operation
+                == .engine(.configure(.init(minInterval: 2))))
+        #expect(try request(#"{"op":"configure","policy":{}}"#).operation == .engine(.configure(.init())))
+        // Alone, a minimum above the default maximum (300) is not wrong: the
+        // subscriber's maximum may be higher. Both given and crossed is.
+        #expect(
+            try request(#"{"op":"startUpdatingLocation","policy":{"minInterval":600}}"#).operation
+                == .engine(.startUpdatingLocation(policy: .init(minInterval: 600), everyEpoch: false)))
+        #expect(throws: ProtocolError.self) {
+            try request(#"{"op":"configure","policy":{"minInterval":20,"maxInterval":10}}"#)
+        }
+        #expect(throws: ProtocolError.self) { try request(#"{"op":"configure","policy":{"distanceFilter":-1}}"#) }
+        #expect(throws: ProtocolError.self) { try request(#"{"op":"configure","policy":{"maxInterval":1e12}}"#) }
+        #expect(throws: ProtocolError.self) { try request(#"{"op":"configure","policy":{"minInterval":"1"}}"#) }
     }
 
     @Test func keyPaths() {
@@ -230,7 +240,8 @@ private func failure(_ text: String) -> ProtocolError? {
         (#"{"op":"configure","policy":{"minInterval":"5"}}"#, "badRequest"),
         (#"{"op":"configure","policy":{"minInterval":null}}"#, "badRequest"),
         (#"{"op":"configure","policy":{"maxInterval":1e12}}"#, "badRequest"),
-        (#"{"op":"configure","policy":{"minInterval":400}}"#, "badRequest"),
+        // (`minInterval` 400 alone is the engine's to refuse, against the subscriber's maximum.)
+        (#"{"op":"configure","policy":{"minInterval":400,"maxInterval":300}}"#, "badRequest"),
         (#"{"op":"configure","policy":{"minIntervall":4}}"#, "badRequest"),
         (#"{"op":"configure","policy":[]}"#, "badRequest"),
         (#"{"op":"startUpdatingLocation","everyEpoch":1}"#, "badRequest"),

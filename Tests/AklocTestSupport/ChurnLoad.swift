@@ -1,3 +1,4 @@
+import AklocPosix
 import Foundation
 
 #if canImport(Glibc)
@@ -153,19 +154,12 @@ public final class ChurnLoad: @unchecked Sendable {
     private func churn(seed: UInt64) {
         var random = SplitMix(seed: seed)
         var buffer = [UInt8](repeating: 0, count: 4096)
+        guard let address = try? UnixSocketAddress(path: socketPath) else { return }
         while isRunning {
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { continue }
             defer { close(fd) }
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(socketPath.utf8)) }
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-            guard connected == 0 else { continue }
+            guard (try? address.connect(fd)) != nil else { continue }
             lock.withLock { connectionCount += 1 }
             var text = ""
             for _ in 0..<(1 + random.next(5)) {

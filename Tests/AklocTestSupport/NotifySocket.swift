@@ -1,3 +1,4 @@
+import AklocPosix
 import Foundation
 
 #if canImport(Glibc)
@@ -41,17 +42,10 @@ public final class NotifySocket: @unchecked Sendable {
         path = directory.appendingPathComponent("notify.sock").path
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SocketClient.Failure("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0 else {
-            let message = String(cString: strerror(errno))
+        do {
+            try UnixSocketAddress(path: path).bind(fd)
+        } catch {
+            let message = "\(error)"
             close(fd)
             try? FileManager.default.removeItem(at: directory)
             throw SocketClient.Failure("bind \(path): \(message)")

@@ -1,3 +1,4 @@
+import AklocPosix
 import Foundation
 
 #if canImport(Glibc)
@@ -22,17 +23,10 @@ public final class SocketClient: @unchecked Sendable {
     public init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            let message = String(cString: strerror(errno))
+        do {
+            try UnixSocketAddress(path: path).connect(fd)
+        } catch {
+            let message = "\(error)"
             Glibc.close(fd)
             throw Failure("connect \(path): \(message)")
         }

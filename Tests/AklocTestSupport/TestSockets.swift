@@ -1,6 +1,7 @@
+import AklocPosix
 import Glibc
 
-/// Small socket helpers for tests; production code has its own in the daemon.
+/// Small socket helpers for tests; production code uses AklocPosix's socket types.
 public enum TestSockets {
     public static func temporaryDirectory() -> String {
         var template = Array("/tmp/akloc-sys-test.XXXXXX".utf8CString)
@@ -13,20 +14,11 @@ public enum TestSockets {
         let fd = socket(AF_UNIX, type, 0)
         precondition(fd >= 0, "socket failed")
         if let path {
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                let bytes = Array(path.utf8)
-                precondition(bytes.count < raw.count)
-                raw.copyBytes(from: bytes)
-                raw[bytes.count] = 0
+            do {
+                try UnixSocketAddress(path: path).bind(fd)
+            } catch {
+                preconditionFailure("bind \(path): \(error)")
             }
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-            precondition(result == 0, "bind failed: \(errno)")
         }
         if let backlog {
             precondition(listen(fd, backlog) == 0)
@@ -101,19 +93,8 @@ public func connectWhenListening(_ path: String, timeoutSeconds: Double = 10) ->
     var waited = 0.0
     while waited < timeoutSeconds {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        if result == 0 { return fd }
+        guard let address = try? UnixSocketAddress(path: path) else { return nil }
+        if (try? address.connect(fd)) != nil { return fd }
         close(fd)
         usleep(20_000)
         waited += 0.02

@@ -288,6 +288,7 @@ struct DebianPackageTests {
         #expect(location.code == 0, "akloc request-location: \(location.output)\naklocd: \(daemon.stderr())")
         let fix = try JSONSerialization.jsonObject(with: Data(location.stdout.utf8)) as? [String: Any]
         #expect(fix?["latitude"] as? Double != nil && fix?["longitude"] as? Double != nil, "\(location.stdout)")
+        try checkInstalledGeoData(socket: socket, daemon: daemon)
 
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(timeout: 15) == 0, "aklocd stops cleanly: \(daemon.stderr())")
@@ -297,5 +298,29 @@ struct DebianPackageTests {
             try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
         }
         #expect(saved?["lastLocation"] as? [String: Any] != nil, "state.json: \(String(describing: saved))")
+    }
+}
+
+extension DebianPackageTests {
+    /// The installed aklocd, with no `[geo] data-dir` in the installed
+    /// config, finds the packaged data in /usr/share/akloc beside /usr/bin:
+    /// the installed akloc names the replay's place (the capture is a boat in
+    /// New Hampshire) and looks a country up by code.
+    func checkInstalledGeoData(socket: String, daemon: TestProcess) throws {
+        let config = try String(contentsOfFile: "/etc/akloc/akloc.conf", encoding: .utf8)
+        #expect(!config.contains("\ndata-dir"), "the installed config leaves [geo] data-dir to its default")
+        let place = try DebianPackage.run("/usr/bin/akloc", ["--socket", socket, "where", "--json"], timeout: 60)
+        #expect(place.code == 0, "akloc where: \(place.output)\naklocd: \(daemon.stderr())")
+        let placemark = try JSONSerialization.jsonObject(with: Data(place.stdout.utf8)) as? [String: Any]
+        #expect(placemark?["isoCountryCode"] as? String == "US", "\(place.stdout)")
+        #expect(placemark?["country"] as? String == "United States", "\(place.stdout)")
+        let zone = placemark?["timeZone"] as? [String: Any]
+        #expect(zone?["identifier"] as? String == "America/New_York", "\(place.stdout)")
+
+        let country = try DebianPackage.run("/usr/bin/akloc", ["--socket", socket, "country", "gb"], timeout: 60)
+        #expect(country.code == 0, "akloc country gb: \(country.output)\naklocd: \(daemon.stderr())")
+        #expect(
+            country.stdout == "🇬🇧 United Kingdom [GB GBR 826], calling code +44\n", "akloc country gb: \(country.output)"
+        )
     }
 }

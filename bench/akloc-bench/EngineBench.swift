@@ -47,23 +47,24 @@ enum EngineBench {
     static func request(for number: Int) throws -> [Engine.Request] {
         var requests: [Engine.Request]
         switch number % 5 {
-        case 0: requests = [.startUpdatingLocation(policy: ThrottlePolicy(), everyEpoch: false)]
-        case 1: requests = [.startUpdatingLocation(policy: try ThrottlePolicy(minInterval: 0), everyEpoch: false)]
+        case 0: requests = [.startUpdatingLocation(policy: .init(ThrottlePolicy()), everyEpoch: false)]
+        case 1:
+            requests = [.startUpdatingLocation(policy: .init(try ThrottlePolicy(minInterval: 0)), everyEpoch: false)]
         case 2:
             requests = [
                 .startUpdatingLocation(
-                    policy: try ThrottlePolicy(minInterval: 1, distanceFilter: 10), everyEpoch: false)
+                    policy: .init(try ThrottlePolicy(minInterval: 1, distanceFilter: 10)), everyEpoch: false)
             ]
         case 3:
             requests = [
                 .startUpdatingLocation(
-                    policy: try ThrottlePolicy(minInterval: 0, desiredAccuracy: 5), everyEpoch: false)
+                    policy: .init(try ThrottlePolicy(minInterval: 0, desiredAccuracy: 5)), everyEpoch: false)
             ]
         default:
             requests = [
                 .observe(
                     try KeyPath(parsing: "myLocation"), initial: false, old: true,
-                    policy: try ThrottlePolicy(minInterval: 2))
+                    policy: .init(try ThrottlePolicy(minInterval: 2)))
             ]
         }
         if number % 10 == 9 {

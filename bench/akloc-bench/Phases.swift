@@ -1,3 +1,4 @@
+import AklocPosix
 import AklocTestSupport
 import Foundation
 
@@ -392,13 +393,11 @@ final class Phases {
         let notifyPath = directory.appendingPathComponent("notify.sock").path
         let notify = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(notify) }
-        var address = Posix.unixAddress(notifyPath)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(notify, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
+        do {
+            try UnixSocketAddress(path: notifyPath).bind(notify)
+        } catch {
+            throw BenchError("cannot bind \(notifyPath): \(error)")
         }
-        guard bound == 0 else { throw BenchError("cannot bind \(notifyPath)") }
         // A port nothing listens on: READY must not wait for gpsd.
         let port = FreePort.loopbackTCP()
         var samples: [Double] = []

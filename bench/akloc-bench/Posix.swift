@@ -1,3 +1,4 @@
+import AklocPosix
 import Foundation
 
 #if canImport(Glibc)
@@ -17,27 +18,11 @@ enum Posix {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
-    static func unixAddress(_ path: String) -> sockaddr_un {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8.prefix(raw.count - 1)) + [0]
-            raw.copyBytes(from: bytes)
-        }
-        return address
-    }
-
     /// A blocking connect to a Unix stream socket; the descriptor, or nil.
     static func connectUnix(_ path: String) -> Int32? {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
-        var address = unixAddress(path)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
+        guard (try? UnixSocketAddress(path: path).connect(fd)) != nil else {
             close(fd)
             return nil
         }
@@ -71,13 +56,7 @@ enum Posix {
         unlink(path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
-        var address = unixAddress(path)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 4096) == 0 else {
+        guard (try? UnixSocketAddress(path: path).bind(fd)) != nil, listen(fd, 4096) == 0 else {
             close(fd)
             return nil
         }

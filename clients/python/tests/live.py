@@ -19,6 +19,8 @@ from typing import List, Optional
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 LOGS = os.path.join(REPOSITORY, "Tests", "Fixtures", "gpsd-logs")
+# The geo data of the tree (data/), for the places and countries ops.
+DATA = os.path.join(REPOSITORY, "data")
 
 
 def _which(name: str) -> Optional[str]:
@@ -77,10 +79,11 @@ def _kill_group(process: subprocess.Popen) -> None:
 
 
 class Replay:
-    """gpsfake replaying ``log`` at ``cycle`` s per sentence, and aklocd reading it."""
+    """gpsfake replaying ``log`` at ``cycle`` s per sentence, and aklocd
+    reading it with the tree's geo data."""
 
     def __init__(self, aklocd: str, log: str, cycle: float, config: str = "") -> None:
-        self.config = config  # aklocd's config file's text (empty: the defaults)
+        self.config = config  # aklocd's config file's text (empty: the defaults and the tree's data)
         self.directory = tempfile.mkdtemp(prefix="akloc-python-")
         os.chmod(self.directory, 0o755)
         self.socket = os.path.join(self.directory, "akloc.sock")
@@ -107,6 +110,9 @@ class Replay:
     def _start_daemon(self) -> subprocess.Popen:
         config = os.path.join(self.directory, "akloc.conf")
         with open(config, "w") as file:
+            # The tree's geo data, unless the test's own config says otherwise.
+            if "[geo]" not in self.config:
+                file.write(f"[geo]\ndata-dir = {DATA}\n")
             file.write(self.config)
         self.daemon_log = open(os.path.join(self.directory, "aklocd.log"), "ab")
         process = subprocess.Popen(

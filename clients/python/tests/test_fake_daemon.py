@@ -126,6 +126,7 @@ class RequestShapeTests(unittest.TestCase):
             "get": ("unknownKeyPath", akloc.UnknownKeyPath),
             "pause": ("forbidden", akloc.Forbidden),
             "requestLocation": ("timeout", akloc.Timeout),
+            "savePlace": ("storageFailed", akloc.StorageFailed),
             "status": ("somethingNew", akloc.RequestError),
         }
         with FakeDaemon(lambda request: error(request, codes[request["op"]][0], "said the fake")) as fake:

@@ -166,7 +166,8 @@ class LiveDaemonTests(unittest.TestCase):
 
     def test_authorization_as_a_user_without_a_rule(self) -> None:
         """A real user (made with useradd, removed after): notDetermined, so
-        watch fails with NotAuthorized until it asks; then the daemon's
+        watch and a lookup of the current fix fail with NotAuthorized until it
+        asks (a lookup of a given point needs none); then the daemon's
         default answers with the notifications of docs/protocol.md §6."""
         if os.geteuid() != 0 or _which("useradd") is None or _which("setpriv") is None:
             message = "needs root with useradd and setpriv"
@@ -189,6 +190,11 @@ with akloc.Client(timeout=10) as client:
         next(client.watch(min_interval=1))
     except akloc.NotAuthorized as error:
         print("refused", error.code)
+    try:
+        client.reverse_geocode()
+    except akloc.NotAuthorized as error:
+        print("geo refused", error.code)
+    print("geo", client.reverse_geocode(52.72, 5.33)["isoCountryCode"])
     print("granted", client.request_authorization("whenInUse"))
     for event in client.events(timeout=10):
         if event.name == "didGetNotification":
@@ -211,6 +217,8 @@ with akloc.Client(timeout=10) as client:
             [
                 "hello notDetermined",
                 "refused notAuthorized",
+                "geo refused notAuthorized",
+                "geo NL",
                 "granted authorizedWhenInUse",
                 "notification locationManagerNotAuthorized",
                 "notification userAuthorizedWhenInUse",
@@ -223,7 +231,7 @@ with akloc.Client(timeout=10) as client:
         replay = self.replay()
         with open(os.path.join(REPOSITORY, "docs", "clients.md")) as docs:
             examples = re.findall(r"```python\n(.*?)```", docs.read(), re.S)
-        self.assertGreaterEqual(len(examples), 3)
+        self.assertGreaterEqual(len(examples), 6)
         for example in examples:
             run = subprocess.run(
                 [sys.executable, "-c", example],
@@ -234,6 +242,13 @@ with akloc.Client(timeout=10) as client:
             )
             self.assertEqual(run.returncode, 0, f"{example}\n{run.stdout}\n{run.stderr}")
             self.assertRegex(run.stdout, r"44\.4\d+", example)
+            if "delete_place" in example:
+                self.assertIn("['Dock', 'Here']", run.stdout, example)
+                self.assertIn("notFound", run.stdout, example)
+            if "reverse_geocode" in example:
+                # The boat's place, the search, all 25 NANP countries, the German name, the error's code.
+                for line in ("America/New_York", "Enkhuizen", "25 countries share +1", "Deutschland +49", "badRequest"):
+                    self.assertIn(line, run.stdout, example)
 
 
 if __name__ == "__main__":

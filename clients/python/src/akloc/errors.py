@@ -18,6 +18,7 @@ __all__ = [
     "Unavailable",
     "Timeout",
     "NotFound",
+    "StorageFailed",
     "InternalError",
     "error_for_code",
 ]
@@ -95,6 +96,12 @@ class NotFound(RequestError):
     code = "notFound"
 
 
+class StorageFailed(RequestError):
+    """A saved place could not be written; nothing changed (docs/places.md)."""
+
+    code = "storageFailed"
+
+
 class InternalError(RequestError):
     code = "internalError"
 
@@ -112,6 +119,7 @@ _BY_CODE: Dict[str, Type[RequestError]] = {
         Unavailable,
         Timeout,
         NotFound,
+        StorageFailed,
         InternalError,
     )
 }
