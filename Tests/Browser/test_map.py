@@ -161,6 +161,13 @@ class MapPageTests(unittest.TestCase):
             lambda driver: driver.execute_script("return " + script), message or script)
         return value
 
+    def image_width(self, image) -> int:
+        """The natural width of an <img> once the browser is done with it (loaded, or failed: then 0); an
+        image the page has just added may still be on its way, even from a data URI."""
+        WebDriverWait(self.driver, 20, poll_frequency=0.05).until(
+            lambda driver: driver.execute_script("return arguments[0].complete", image), "the image loaded")
+        return self.driver.execute_script("return arguments[0].naturalWidth", image)
+
     def severe_console_entries(self):
         return [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
 
@@ -248,7 +255,7 @@ class MapPageTests(unittest.TestCase):
         # The position marker is the custom PNG, loaded; its accuracy circle is drawn.
         image = self.driver.find_element(By.CSS_SELECTOR, ".akloc-position img")
         self.assertTrue(image.get_attribute("src").endswith("/images/marker"))
-        self.assertEqual(self.driver.execute_script("return arguments[0].naturalWidth", image), 40)
+        self.assertEqual(self.image_width(image), 40)
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "path.akloc-accuracy")), 1)
         self.assertAlmostEqual(first["latitude"], 44.435, delta=0.01)
         self.assertAlmostEqual(first["longitude"], -71.676, delta=0.01)
@@ -281,7 +288,7 @@ class MapPageTests(unittest.TestCase):
         if self.ops["places"]:
             place = self.driver.find_element(By.CSS_SELECTOR, ".akloc-place img")
             self.assertTrue(place.get_attribute("src").endswith("/images/place/0"))
-            self.assertEqual(self.driver.execute_script("return arguments[0].naturalWidth", place), 32)
+            self.assertEqual(self.image_width(place), 32)
         self.screenshot("live.png")
         self.driver.execute_script("window.akloc.following = false; window.akloc.map.setZoom(6, {animate: false})")
         self.screenshot("overview.png")
@@ -312,7 +319,6 @@ class MapPageTests(unittest.TestCase):
             self.assertEqual(title, placemark.get("formattedAddress") or placemark.get("name"))
         else:
             self.assertEqual(title, "My location")
-        self.assertTrue(self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-detail").is_displayed())
         # The anchor: an equilateral triangle of height 16 pointing down at the marker.
         anchor = self.driver.find_element(By.CSS_SELECTOR, "svg.akloc-anchor")
         self.assertAlmostEqual(float(anchor.get_attribute("height")), 16, places=3)
@@ -326,12 +332,10 @@ class MapPageTests(unittest.TestCase):
             "return getComputedStyle(document.querySelector('.akloc-callout-and-anchor')).filter")
         self.assertIn("rgba(0, 0, 0, 0.3)", shadow)
         # The show animation: a 0.8 s spring.
-        timing = self.driver.execute_script(
-            "const a = document.querySelector('.akloc-callout-and-anchor').getAnimations();"
-            "return a.map(x => x.effect.getTiming().duration)")
-        self.assertIn(800, timing)
+        self.assertEqual(self.driver.execute_script("return window.akloc.callout.shown.effect.getTiming().duration"), 800)
         # Fully in view, 8 px from each edge at least, once the spring has settled.
-        time.sleep(0.9)  # the animation's own length, not a synchronisation: the position is read after it
+        self.wait("window.akloc.callout.shown.playState === 'finished'", timeout=10)
+        self.assertTrue(self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-detail").is_displayed())
         inside = self.driver.execute_script(
             "const m = document.getElementById('map').getBoundingClientRect();"
             "const c = document.querySelector('.akloc-callout-and-anchor').getBoundingClientRect();"
@@ -352,8 +356,12 @@ class MapPageTests(unittest.TestCase):
                 "window.akloc.map.setView([44.4362, -71.6740], window.akloc.map.getZoom(), {animate: false})")
             self.driver.find_element(By.CSS_SELECTOR, ".akloc-place").click()
             self.wait("document.querySelector('.akloc-callout-title')")
-            self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-title").text, "Dock")
-            subtitle = self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-subtitle").text
+            # The text as written, not as rendered: the show animation starts at opacity 0, and WebDriver's
+            # .text of an element not yet visible is "".
+            title, subtitle = self.driver.execute_script(
+                "return ['.akloc-callout-title', '.akloc-callout-subtitle']"
+                ".map(s => document.querySelector(s).textContent)")
+            self.assertEqual(title, "Dock")
             self.assertRegex(subtitle, r"^fuel and ice · [\d.]+ k?m away$")
         self.assertEqual(self.severe_console_entries(), [])
 
@@ -370,7 +378,7 @@ class MapPageTests(unittest.TestCase):
             background = self.driver.execute_script(
                 "return getComputedStyle(document.querySelector('.akloc-callout')).backgroundColor")
             self.assertEqual(background, "rgb(44, 44, 46)")
-            time.sleep(0.9)  # let the show animation end before the picture
+            self.wait("window.akloc.callout.shown.playState === 'finished'", timeout=10)  # then the picture
             self.screenshot("dark.png")
             self.assertEqual(self.severe_console_entries(), [])
         finally:
@@ -393,7 +401,7 @@ class MapPageTests(unittest.TestCase):
         self.assertGreater(len(self.driver.find_elements(By.CSS_SELECTOR, "path.akloc-country")), 200)
         image = self.driver.find_element(By.CSS_SELECTOR, ".akloc-position img")
         self.assertTrue(image.get_attribute("src").startswith("data:image/png;base64,"))
-        self.assertEqual(self.driver.execute_script("return arguments[0].naturalWidth", image), 40)
+        self.assertEqual(self.image_width(image), 40)
         sea = self.driver.execute_script("return getComputedStyle(document.getElementById('map')).backgroundColor")
         self.assertEqual(sea, "rgb(13, 27, 42)")
         if self.ops["track"]:
@@ -418,7 +426,9 @@ class MapPageTests(unittest.TestCase):
         mine = self.wait("document.querySelector('.akloc-callout-custom .mine')")
         location, placemark = self.driver.execute_script("return [window.akloc.location, window.akloc.placemark]")
         title = (placemark or {}).get("formattedAddress") or "My location"
-        self.assertEqual(mine.text, "%s %.1f km/h [] %.5f" % (title, location["speed"] * 3.6, location["latitude"]))
+        # textContent, not .text: the callout fades in from opacity 0 (see test_2).
+        self.assertEqual(self.driver.execute_script("return arguments[0].textContent", mine),
+                         "%s %.1f km/h [] %.5f" % (title, location["speed"] * 3.6, location["latitude"]))
         self.assertIsNone(self.driver.execute_script("return document.querySelector('.akloc-callout')"))
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, ".akloc-callout-and-anchor svg.akloc-anchor")), 1)
         self.assertEqual(self.severe_console_entries(), [])
