@@ -63,8 +63,9 @@ final class MapDaemonLink: Sendable {
         var geocoding = true
         var pending: [JSONValue] = []
         func take(_ name: String, _ fields: [String: JSONValue]) {
+            // A location without a position (none yet, or not numbers) is not sent: the page keeps the last one.
             guard name == "change", fields["keyPath"]?.stringValue == "myLocation",
-                let location = fields["new"], location.objectValue != nil
+                let location = fields["new"], MapData.coordinate(of: location) != nil
             else { return }
             pending.append(location)
         }

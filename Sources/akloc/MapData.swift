@@ -22,6 +22,16 @@ struct MapData: Sendable {
         return .object(object)
     }
 
+    /// The point of `value`'s `latitude` and `longitude` (a location, a track
+    /// point, a place's `coordinate`) when both are numbers on the globe. One
+    /// without is left off the map: Leaflet throws on it, and the page with it.
+    static func coordinate(of value: JSONValue?) -> Coordinate? {
+        guard let latitude = value?["latitude"]?.doubleValue, let longitude = value?["longitude"]?.doubleValue
+        else { return nil }
+        let coordinate = Coordinate(latitude: latitude, longitude: longitude)
+        return coordinate.isValid ? coordinate : nil
+    }
+
     /// One LineString feature per segment of the track.
     func track() -> JSONValue {
         var segments: [(Int64, [JSONValue], first: JSONValue?, last: JSONValue?)] = []
@@ -33,15 +43,14 @@ struct MapData: Sendable {
                 let result = try connection.call(op: "track", arguments)
                 let points = result["points"]?.arrayValue ?? []
                 for point in points {
-                    guard let latitude = point["latitude"]?.doubleValue, let longitude = point["longitude"]?.doubleValue
-                    else { continue }
+                    guard let coordinate = Self.coordinate(of: point) else { continue }
                     let segment =
                         point["segment"].flatMap { value -> Int64? in
                             if case .int(let number) = value { return number }
                             return value.doubleValue.map { Int64($0) }
                         } ?? 0
                     if segments.last?.0 != segment { segments.append((segment, [], nil, nil)) }
-                    segments[segments.count - 1].1.append([.double(longitude), .double(latitude)])
+                    segments[segments.count - 1].1.append([.double(coordinate.longitude), .double(coordinate.latitude)])
                     if segments[segments.count - 1].first == nil {
                         segments[segments.count - 1].first = point["timestamp"]
                     }
@@ -74,16 +83,16 @@ struct MapData: Sendable {
             return Self.collection([], error: error)
         }
         let features: [JSONValue] = places.compactMap { place in
-            guard let name = place["name"]?.stringValue,
-                let latitude = place["coordinate"]?["latitude"]?.doubleValue,
-                let longitude = place["coordinate"]?["longitude"]?.doubleValue
+            guard let name = place["name"]?.stringValue, let coordinate = Self.coordinate(of: place["coordinate"])
             else { return nil }
             var properties: [String: JSONValue] = ["name": .string(name)]
             for key in ["note", "radius", "createdAt", "shared"] { properties[key] = place[key] }
             if let image = placeImages[name] { properties["image"] = .string(image) }
             return [
                 "type": "Feature",
-                "geometry": ["type": "Point", "coordinates": [.double(longitude), .double(latitude)]],
+                "geometry": [
+                    "type": "Point", "coordinates": [.double(coordinate.longitude), .double(coordinate.latitude)],
+                ],
                 "properties": .object(properties),
             ]
         }

@@ -161,6 +161,13 @@ class MapPageTests(unittest.TestCase):
             lambda driver: driver.execute_script("return " + script), message or script)
         return value
 
+    def image_width(self, image) -> int:
+        """The natural width of an <img> once the browser is done with it (loaded, or failed: then 0); an
+        image the page has just added may still be on its way, even from a data URI."""
+        WebDriverWait(self.driver, 20, poll_frequency=0.05).until(
+            lambda driver: driver.execute_script("return arguments[0].complete", image), "the image loaded")
+        return self.driver.execute_script("return arguments[0].naturalWidth", image)
+
     def severe_console_entries(self):
         return [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
 
@@ -213,6 +220,27 @@ class MapPageTests(unittest.TestCase):
                 return total
             arguments = {"since": 0, "after": result["next"]}
 
+    def snapshot_with(self, name: str, change) -> str:
+        """A snapshot of the replay (`akloc map --output`) whose inlined data `change` edits in place: data the
+        CLI would not write, to see that the page draws what it can of it. Returns its file:// URL."""
+        output = os.path.join(self.directory, name)
+        subprocess.run([self.akloc, "--socket", self.replay.socket, "map", "--output", output,
+                        "--data-dir", os.path.join(REPOSITORY, "data")], check=True, capture_output=True, timeout=60)
+        with open(output, encoding="utf-8") as file:
+            html = file.read()
+        found = re.search(r'<script id="akloc-config" type="application/json">(.*?)</script>', html, re.S)
+        config = json.loads(found.group(1))
+        change(config["snapshot"])
+        inline = json.dumps(config).replace("<", "\\u003c")
+        with open(output, "w", encoding="utf-8") as file:
+            file.write(html[:found.start(1)] + inline + html[found.end(1):])
+        return "file://" + output
+
+    def view(self):
+        """The map's zoom and centre."""
+        return self.driver.execute_script(
+            "const m = window.akloc.map, c = m.getCenter(); return [m.getZoom(), c.lat, c.lng]")
+
     # MARK: the live page
 
     def test_1_live_page_draws_layers_and_follows_the_replay(self) -> None:
@@ -227,7 +255,7 @@ class MapPageTests(unittest.TestCase):
         # The position marker is the custom PNG, loaded; its accuracy circle is drawn.
         image = self.driver.find_element(By.CSS_SELECTOR, ".akloc-position img")
         self.assertTrue(image.get_attribute("src").endswith("/images/marker"))
-        self.assertEqual(self.driver.execute_script("return arguments[0].naturalWidth", image), 40)
+        self.assertEqual(self.image_width(image), 40)
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "path.akloc-accuracy")), 1)
         self.assertAlmostEqual(first["latitude"], 44.435, delta=0.01)
         self.assertAlmostEqual(first["longitude"], -71.676, delta=0.01)
@@ -260,7 +288,7 @@ class MapPageTests(unittest.TestCase):
         if self.ops["places"]:
             place = self.driver.find_element(By.CSS_SELECTOR, ".akloc-place img")
             self.assertTrue(place.get_attribute("src").endswith("/images/place/0"))
-            self.assertEqual(self.driver.execute_script("return arguments[0].naturalWidth", place), 32)
+            self.assertEqual(self.image_width(place), 32)
         self.screenshot("live.png")
         self.driver.execute_script("window.akloc.following = false; window.akloc.map.setZoom(6, {animate: false})")
         self.screenshot("overview.png")
@@ -291,7 +319,6 @@ class MapPageTests(unittest.TestCase):
             self.assertEqual(title, placemark.get("formattedAddress") or placemark.get("name"))
         else:
             self.assertEqual(title, "My location")
-        self.assertTrue(self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-detail").is_displayed())
         # The anchor: an equilateral triangle of height 16 pointing down at the marker.
         anchor = self.driver.find_element(By.CSS_SELECTOR, "svg.akloc-anchor")
         self.assertAlmostEqual(float(anchor.get_attribute("height")), 16, places=3)
@@ -305,12 +332,10 @@ class MapPageTests(unittest.TestCase):
             "return getComputedStyle(document.querySelector('.akloc-callout-and-anchor')).filter")
         self.assertIn("rgba(0, 0, 0, 0.3)", shadow)
         # The show animation: a 0.8 s spring.
-        timing = self.driver.execute_script(
-            "const a = document.querySelector('.akloc-callout-and-anchor').getAnimations();"
-            "return a.map(x => x.effect.getTiming().duration)")
-        self.assertIn(800, timing)
+        self.assertEqual(self.driver.execute_script("return window.akloc.callout.shown.effect.getTiming().duration"), 800)
         # Fully in view, 8 px from each edge at least, once the spring has settled.
-        time.sleep(0.9)  # the animation's own length, not a synchronisation: the position is read after it
+        self.wait("window.akloc.callout.shown.playState === 'finished'", timeout=10)
+        self.assertTrue(self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-detail").is_displayed())
         inside = self.driver.execute_script(
             "const m = document.getElementById('map').getBoundingClientRect();"
             "const c = document.querySelector('.akloc-callout-and-anchor').getBoundingClientRect();"
@@ -331,8 +356,12 @@ class MapPageTests(unittest.TestCase):
                 "window.akloc.map.setView([44.4362, -71.6740], window.akloc.map.getZoom(), {animate: false})")
             self.driver.find_element(By.CSS_SELECTOR, ".akloc-place").click()
             self.wait("document.querySelector('.akloc-callout-title')")
-            self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-title").text, "Dock")
-            subtitle = self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-subtitle").text
+            # The text as written, not as rendered: the show animation starts at opacity 0, and WebDriver's
+            # .text of an element not yet visible is "".
+            title, subtitle = self.driver.execute_script(
+                "return ['.akloc-callout-title', '.akloc-callout-subtitle']"
+                ".map(s => document.querySelector(s).textContent)")
+            self.assertEqual(title, "Dock")
             self.assertRegex(subtitle, r"^fuel and ice · [\d.]+ k?m away$")
         self.assertEqual(self.severe_console_entries(), [])
 
@@ -349,7 +378,7 @@ class MapPageTests(unittest.TestCase):
             background = self.driver.execute_script(
                 "return getComputedStyle(document.querySelector('.akloc-callout')).backgroundColor")
             self.assertEqual(background, "rgb(44, 44, 46)")
-            time.sleep(0.9)  # let the show animation end before the picture
+            self.wait("window.akloc.callout.shown.playState === 'finished'", timeout=10)  # then the picture
             self.screenshot("dark.png")
             self.assertEqual(self.severe_console_entries(), [])
         finally:
@@ -372,7 +401,7 @@ class MapPageTests(unittest.TestCase):
         self.assertGreater(len(self.driver.find_elements(By.CSS_SELECTOR, "path.akloc-country")), 200)
         image = self.driver.find_element(By.CSS_SELECTOR, ".akloc-position img")
         self.assertTrue(image.get_attribute("src").startswith("data:image/png;base64,"))
-        self.assertEqual(self.driver.execute_script("return arguments[0].naturalWidth", image), 40)
+        self.assertEqual(self.image_width(image), 40)
         sea = self.driver.execute_script("return getComputedStyle(document.getElementById('map')).backgroundColor")
         self.assertEqual(sea, "rgb(13, 27, 42)")
         if self.ops["track"]:
@@ -397,7 +426,9 @@ class MapPageTests(unittest.TestCase):
         mine = self.wait("document.querySelector('.akloc-callout-custom .mine')")
         location, placemark = self.driver.execute_script("return [window.akloc.location, window.akloc.placemark]")
         title = (placemark or {}).get("formattedAddress") or "My location"
-        self.assertEqual(mine.text, "%s %.1f km/h [] %.5f" % (title, location["speed"] * 3.6, location["latitude"]))
+        # textContent, not .text: the callout fades in from opacity 0 (see test_2).
+        self.assertEqual(self.driver.execute_script("return arguments[0].textContent", mine),
+                         "%s %.1f km/h [] %.5f" % (title, location["speed"] * 3.6, location["latitude"]))
         self.assertIsNone(self.driver.execute_script("return document.querySelector('.akloc-callout')"))
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, ".akloc-callout-and-anchor svg.akloc-anchor")), 1)
         self.assertEqual(self.severe_console_entries(), [])
@@ -483,6 +514,61 @@ class MapPageTests(unittest.TestCase):
         self.replay.daemon = self.replay._start_daemon()
         self.wait("window.akloc.connected === true", timeout=15)
         self.assertFalse(banner.is_displayed())
+
+    def test_7_a_one_point_track_and_missing_coordinates_cannot_break_the_page(self) -> None:
+        # Early in a drive the recorder has kept one point (one per 5 m): the page fits the view to it, at the
+        # map's own maximum zoom, and the position and its accuracy circle are drawn over it.
+        self.driver.get_log("browser")  # what the earlier tests' pages logged is theirs to judge
+        lat, lon = 44.4352, -71.6760
+        location = {"latitude": lat, "longitude": lon, "horizontalAccuracy": 12.0, "speed": 2.7, "course": 77.0,
+                    "timestamp": 1158435661}
+
+        def one_point(snapshot):
+            snapshot["track"] = {"type": "FeatureCollection", "features": [{
+                "type": "Feature", "geometry": {"type": "LineString", "coordinates": [[lon, lat]]},
+                "properties": {"segment": 1}}]}
+            snapshot["location"] = location
+        self.open_page(self.snapshot_with("one-point.html", one_point))
+        self.wait("window.akloc.location")
+        self.assertEqual(self.severe_console_entries(), [])
+        self.assertEqual(self.driver.execute_script("return window.akloc.trackPoints"), 1)
+        zoom, centre_lat, centre_lon = self.view()  # Infinity would come back as None
+        self.assertEqual(zoom, self.driver.execute_script("return window.akloc.map.getMaxZoom()"))
+        self.assertIsInstance(zoom, (int, float))
+        self.assertAlmostEqual(centre_lat, lat, places=5)
+        self.assertAlmostEqual(centre_lon, lon, places=5)
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "path.akloc-accuracy")), 1)
+        self.driver.find_element(By.CSS_SELECTOR, ".akloc-position").click()
+        self.wait("document.querySelector('.akloc-callout')")
+        self.assertEqual(self.severe_console_entries(), [])
+
+        # Points, places and a position without (numeric) coordinates are left out; the rest is drawn.
+        def missing(snapshot):
+            snapshot["track"] = {"type": "FeatureCollection", "features": [
+                {"type": "Feature", "properties": {"segment": 1}, "geometry": {"type": "LineString", "coordinates": [
+                    [lon, lat], [None, None], [], [lon], ["-71.6", "44.4"], None, [lon + 0.001, lat + 0.0005]]}},
+                {"type": "Feature", "properties": {"segment": 2}, "geometry": None},
+                {"type": "Feature", "properties": {"segment": 3}, "geometry": {"type": "LineString"}},
+                {"type": "Feature", "properties": {"segment": 4}}]}
+            snapshot["places"] = {"type": "FeatureCollection", "features": [
+                {"type": "Feature", "properties": {"name": "Dock"},
+                 "geometry": {"type": "Point", "coordinates": [lon, lat]}},
+                {"type": "Feature", "properties": {"name": "Nowhere"}, "geometry": {"type": "Point", "coordinates": []}},
+                {"type": "Feature", "properties": {"name": "Null"}, "geometry": None},
+                {"type": "Feature", "properties": {"name": "Strings"},
+                 "geometry": {"type": "Point", "coordinates": ["-71.6", "44.4"]}}]}
+            snapshot["location"] = {"timestamp": 1158435661, "speed": 2.7, "latitude": None}
+        self.open_page(self.snapshot_with("missing.html", missing))
+        self.assertEqual(self.driver.execute_script("return window.akloc.trackPoints"), 2)
+        self.assertEqual([element.get_attribute("data-place") for element in
+                          self.driver.find_elements(By.CSS_SELECTOR, ".akloc-place")], ["Dock"])
+        self.assertIsNone(self.driver.execute_script("return window.akloc.location"))
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, ".akloc-position"), [])
+        zoom, centre_lat, centre_lon = self.view()
+        self.assertLessEqual(zoom, self.driver.execute_script("return window.akloc.map.getMaxZoom()"))
+        self.assertAlmostEqual(centre_lat, lat + 0.00025, places=3)
+        self.assertAlmostEqual(centre_lon, lon + 0.0005, places=3)
+        self.assertEqual(self.severe_console_entries(), [])
 
 
 if __name__ == "__main__":

@@ -18,7 +18,12 @@
   };
   CALLOUT.anchorWidth = (CALLOUT.anchorHeight / Math.sqrt(3)) * 2;
 
-  const map = L.map("map", { zoomControl: true, attributionControl: false, worldCopyJump: true });
+  // The map's own maximum zoom: without a tile layer Leaflet has none (Infinity), and fitting the view to a
+  // track of one point (the recorder keeps a point per 5 m, so a drive starts with one) would ask for zoom
+  // Infinity, whose pixel origin is NaN: the next layer to unproject (the accuracy circle) then throws
+  // "Invalid LatLng object: (NaN, NaN)". 19 is where a tile layer's detail ends too.
+  const MAX_ZOOM = 19;
+  const map = L.map("map", { zoomControl: true, attributionControl: false, worldCopyJump: true, maxZoom: MAX_ZOOM });
   map.setView([20, 0], 2);
   const state = {
     following: true, location: null, placemark: null, trackPoints: 0, callout: null, connected: false,
@@ -27,7 +32,7 @@
   window.akloc = state;  // the browser tests read what the page drew
 
   // Base layer: country outlines over a plain sea; a tile layer only when asked.
-  if (config.tiles) L.tileLayer(config.tiles, { maxZoom: 19 }).addTo(map);
+  if (config.tiles) L.tileLayer(config.tiles, { maxZoom: MAX_ZOOM }).addTo(map);
   const countries = L.geoJSON(null, {
     interactive: false, style: { className: "akloc-country", weight: 0.6, fillOpacity: config.tiles ? 0 : 1 },
   }).addTo(map);
@@ -46,6 +51,27 @@
     if (collection && collection.akloc && collection.akloc.error) note(name + ": " + collection.akloc.error);
   }
 
+  // [latitude, longitude] when both are numbers on the globe, else null: a fix without a position, or a
+  // hand-edited snapshot, is left out rather than handed to Leaflet (which throws on it).
+  function latLng(latitude, longitude) {
+    const valid = (value, limit) => typeof value === "number" && Number.isFinite(value) && Math.abs(value) <= limit;
+    return valid(latitude, 90) && valid(longitude, 180) ? [latitude, longitude] : null;
+  }
+
+  // A GeoJSON position ([longitude, latitude, …]) as a Leaflet one, or null.
+  function fromPosition(position) {
+    return Array.isArray(position) ? latLng(position[1], position[0]) : null;
+  }
+
+  function featuresOf(collection) {
+    return collection && Array.isArray(collection.features) ? collection.features : [];
+  }
+
+  function coordinatesOf(feature, type) {
+    const geometry = feature && feature.geometry;
+    return geometry && geometry.type === type ? geometry.coordinates : null;
+  }
+
   function load(path, inline) {
     if (snapshot) return Promise.resolve(inline);
     return fetch(path, { cache: "no-store" }).then((response) => response.json());
@@ -59,7 +85,11 @@
   }
 
   function showTrack(collection) {
-    const lines = collection.features.map((feature) => feature.geometry.coordinates.map(([lon, lat]) => [lat, lon]));
+    const lines = featuresOf(collection)
+      .map((feature) => coordinatesOf(feature, "LineString"))
+      .filter(Array.isArray)
+      .map((positions) => positions.map(fromPosition).filter(Boolean))
+      .filter((line) => line.length > 0);
     track.setLatLngs(lines);
     state.trackPoints = lines.reduce((sum, line) => sum + line.length, 0);
     layerError("track", collection);
@@ -74,9 +104,11 @@
   }
 
   function showPlaces(collection) {
-    for (const feature of collection.features) {
-      const [lon, lat] = feature.geometry.coordinates;
-      const properties = feature.properties;
+    for (const feature of featuresOf(collection)) {
+      const position = fromPosition(coordinatesOf(feature, "Point"));
+      if (!position) continue;
+      const [lat, lon] = position;
+      const properties = feature.properties || {};
       const marker = L.marker([lat, lon], {
         icon: iconFor(properties.image || config.images.pin, 32, "akloc-place"), title: properties.name, keyboard: false,
       }).addTo(map);
@@ -88,9 +120,10 @@
   }
 
   function showLocation(location, placemark) {
+    const latlng = location && latLng(location.latitude, location.longitude);
+    if (!latlng) return;  // the last position drawn stays
     state.location = location;
     state.placemark = placemark || null;
-    const latlng = [location.latitude, location.longitude];
     if (!positionMarker) {
       positionMarker = L.marker(latlng, { icon: iconFor(config.images.marker, 40, "akloc-position"), keyboard: false, zIndexOffset: 1000 })
         .addTo(map);
@@ -217,7 +250,8 @@
     refreshCallout();
     place();
     const [axis, sign] = directions[CALLOUT.showFrom] || directions.bottom;
-    view.animate(springKeyframes(sign * 40, axis), { duration: CALLOUT.showSeconds * 1000, fill: "none" });
+    // Kept, so the browser tests can wait for the spring to settle rather than sleep.
+    state.callout.shown = view.animate(springKeyframes(sign * 40, axis), { duration: CALLOUT.showSeconds * 1000, fill: "none" });
     panIntoView();
   }
 
