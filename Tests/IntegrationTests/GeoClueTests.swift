@@ -260,8 +260,11 @@ struct GeoClueTests {
         let fifo = directory.appendingPathComponent("nmea").path
         try #require(mkfifo(fifo, 0o600) == 0)
         let port = FreePort.loopbackTCP()
+        // The segment key gpsfake would give it, so the cleanup below finds
+        // it (gpsd's default key is shared by every gpsd on the machine).
         let gpsd = try TestProcess(
-            TestProcess.which("gpsd") ?? "/usr/sbin/gpsd", ["-N", "-n", "-b", "-S", String(port), fifo])
+            TestProcess.which("gpsd") ?? "/usr/sbin/gpsd", ["-N", "-n", "-b", "-S", String(port), fifo],
+            environment: ["GPSD_SHM_KEY": "0x" + String(SharedMemory.gpsdKey(port: port), radix: 16)])
         defer {
             gpsd.kill()
             SharedMemory.removeGPSDSegments(port: port)

@@ -145,13 +145,16 @@ class Replay:
 
 
 def _remove_gpsd_segment(port: int) -> None:
-    """gpsd 3.22 leaves a SysV segment keyed 0x4770PPPP behind; removed when nothing is attached."""
-    key = 0x47700000 | port
+    """gpsd 3.22 leaves a SysV segment keyed 0x4770PPPP behind, and as root its NTP0..NTP7 ones;
+    each removed when nothing is attached (a parallel test's live gpsd keeps its own)."""
+    keys = {0x47700000 | port}
+    if os.geteuid() == 0:
+        keys |= {0x4E545030 + n for n in range(8)}
     try:
         with open("/proc/sysvipc/shm") as table:
             rows = [line.split() for line in table.readlines()[1:]]
     except OSError:
         return
     for row in rows:
-        if len(row) > 6 and int(row[0]) & 0xFFFFFFFF == key and row[6] == "0":
+        if len(row) > 6 and int(row[0]) & 0xFFFFFFFF in keys and row[6] == "0":
             subprocess.run(["ipcrm", "-m", row[1]], check=False, stderr=subprocess.DEVNULL)
