@@ -155,6 +155,7 @@ final class Phases {
         let socketPath = directory.appendingPathComponent("akloc.sock").path
         let configPath = directory.appendingPathComponent("akloc.conf").path
         try "[geo]\ndata-dir = \(options.dataDirectory)\n".write(toFile: configPath, atomically: true, encoding: .utf8)
+        dropDataFromPageCache()
         let arguments = [
             "--socket", socketPath, "--gpsd", "127.0.0.1:\(gpsdPort)", "--config", configPath,
             "--state-dir", directory.appendingPathComponent("state").path, "--log-level", "warning",
@@ -163,6 +164,20 @@ final class Phases {
             try TestProcess(options.aklocd, arguments, environment: environment)
         }
         return (process, socketPath)
+    }
+
+    /// Each aklocd starts with its data files out of the page cache, as after
+    /// a boot where only aklocd reads them: aklocd maps them for random access
+    /// (no read-ahead), so its lookups make resident only the pages they read.
+    /// Files that something else has read whole (`cat data/*.bin`) would be
+    /// mapped 64 KiB around each page instead (bench/NOTES.md).
+    private func dropDataFromPageCache() {
+        for file in ["places.bin", "borders.bin", "timezones.bin"] {
+            let fd = open("\(options.dataDirectory)/\(file)", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+            close(fd)
+        }
     }
 
     private func waitForSocket(_ path: String, process: TestProcess, timeout: Double = 15) throws {

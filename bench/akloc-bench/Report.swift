@@ -361,8 +361,9 @@ struct Report {
           its phase; each N starts a fresh aklocd, so the peak is that N's. aklocd has the repository's
           geo data (`[geo] data-dir`, `--data-dir`), and after its measured epochs the harness makes
           `akloc where`'s two calls, a `reverseGeocode` of the current fix and a `countries` lookup of its
-          country (DESIGN §7), before it reads the peak; the peak just before them is beside it. gpsd's and
-          the floor's peaks are there for scale.
+          country (DESIGN §7), before it reads the peak; the peak just before them is beside it. The data
+          files are dropped from the page cache before each aklocd starts (`posix_fadvise` DONTNEED), as
+          after a boot where only aklocd reads them. gpsd's and the floor's peaks are there for scale.
         - **Wake-ups.** Voluntary plus involuntary context switches of every thread in
           `/proc/PID/task/*/status`, sampled every 100 ms over the window (a thread that appears counts
           all its switches, one that ends counts one more): one aklocd connected to gpsd with no
