@@ -83,20 +83,14 @@ struct TrackCommand: Command {
         if let simplify, simplify > TrackQuery.maxSimplify {
             throw .usage("--simplify is at most \(Int(TrackQuery.maxSimplify)) metres")
         }
-        switch action {
-        case .export:
-            if let option = named.first(where: Self.clearOptions.contains) {
-                throw .usage("\(option) applies to track clear")
-            }
-        case .stats:
-            if output != nil || format != .gpx { throw .usage("track stats prints a table: no --format or -o") }
-            if let option = named.first(where: Self.clearOptions.contains) {
-                throw .usage("\(option) applies to track clear")
-            }
-        case .clear:
-            if let option = named.first(where: Self.exportOptions.contains) {
-                throw .usage("track clear takes only --before, not \(option)")
-            }
+        if action == .clear, let option = named.first(where: Self.exportOptions.contains) {
+            throw .usage("track clear takes only --before, not \(option)")
+        }
+        if action != .clear, let option = named.first(where: Self.clearOptions.contains) {
+            throw .usage("\(option) applies to track clear")
+        }
+        if action == .stats, output != nil || format != .gpx {
+            throw .usage("track stats prints a table: no --format or -o")
         }
     }
 
