@@ -22,6 +22,11 @@ cleanup() {
         kill "$p" 2>/dev/null
     done
     wait 2>/dev/null
+    # gpsd 3.22 leaves a SysV shared-memory segment keyed 0x4770<port> (scripts/demo.sh).
+    if [ -n "${port:-}" ]; then
+        key=$(printf '0x4770%04x' "$port")
+        for id in $(ipcs -m | awk -v k="$key" '$1 == k {print $2}'); do ipcrm -m "$id" 2>/dev/null || true; done
+    fi
     rm -rf "$d"
 }
 trap cleanup EXIT
