@@ -214,13 +214,21 @@ public struct Gazetteer: Sendable {
         return result
     }
 
+    /// Record `index`'s unit vector (Float32 components); `index` below `count`.
+    @inline(__always)
+    func vector(at index: Int) -> (Double, Double, Double) {
+        let base = index * Self.vectorSize
+        return (
+            Double(vectors.loadUnaligned(fromByteOffset: base, as: Float32.self)),
+            Double(vectors.loadUnaligned(fromByteOffset: base + 4, as: Float32.self)),
+            Double(vectors.loadUnaligned(fromByteOffset: base + 8, as: Float32.self))
+        )
+    }
+
     /// The split point's unit vector and axis of the subtree [low, high).
     @inline(__always)
     func node(_ index: Int) throws(GeoDataReader.Error) -> (v: (Double, Double, Double), axis: Int) {
-        let base = index * Self.vectorSize
-        let x = Double(vectors.loadUnaligned(fromByteOffset: base, as: Float32.self))
-        let y = Double(vectors.loadUnaligned(fromByteOffset: base + 4, as: Float32.self))
-        let z = Double(vectors.loadUnaligned(fromByteOffset: base + 8, as: Float32.self))
+        let (x, y, z) = vector(at: index)
         if let axis = splitAxes.axis(index) { return ((x, y, z), axis) }
         let axis = Int(try records.uint8(at: index * Self.recordSize + 34))
         guard axis < 3 else { throw GeoDataReader.Error(.corrupt, "place \(index) splits on axis \(axis)") }
