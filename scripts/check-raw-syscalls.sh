@@ -29,9 +29,15 @@ fsync fdatasync ftruncate truncate fstat stat lstat access
 unlink unlinkat rename renameat mkdir mkdtemp mkstemp rmdir chmod fchmod chown fchown umask
 mmap munmap eventfd timerfd_create timerfd_settime signalfd inotify_init1'
 
+# Signals: dispositions, masks and kill go through AklocPosix's Signal,
+# SignalSet and SignalMask (Signals.swift), in every file, the exempt ones too.
+signals='signal sigaction sigprocmask pthread_sigmask sigemptyset sigfillset sigaddset
+sigdelset sigismember sigpending sigtimedwait sigwait sigwaitinfo sigsuspend kill killpg raise'
+
 # Modules and files exempt: AklocPosix is the one that may; the C shims
 # have no Swift; GPSDSource/LibGPSConnection are libgps's edge, owned by the
-# gpsd fast path (issue 19), which moves them behind AklocPosix itself.
+# gpsd fast path (issue 19), which moves them behind AklocPosix itself (for
+# descriptor calls; their signal calls are checked like everyone's).
 exempt_module() {
     case "$1" in AklocPosix | C*) return 0 ;; esac
     return 1
@@ -41,7 +47,9 @@ exempt_file() {
     return 1
 }
 
-pattern=$(echo $syscalls | tr ' ' '\n' | sed 's/.*/^&$/' | paste -sd'|' -)
+anchored() { echo "$@" | tr ' ' '\n' | sed 's/.*/^&$/' | paste -sd'|' -; }
+pattern=$(anchored $syscalls $signals)
+signal_pattern=$(anchored $signals)
 failures=0
 checked=0
 for dir in Sources/*/; do
@@ -50,16 +58,17 @@ for dir in Sources/*/; do
     objects="$build/$(echo "$module" | tr '-' '_').build"
     for source in $(find "$dir" -name '*.swift' | sort); do
         file=${source#Sources/}
-        exempt_file "$file" && continue
+        calls=$pattern
+        exempt_file "$file" && calls=$signal_pattern
         object="$objects/$(basename "$source").o"
         if [ ! -f "$object" ]; then
             echo "check-raw-syscalls: no object for $source in $objects (build first)" >&2
             exit 2
         fi
         checked=$((checked + 1))
-        found=$(nm -u "$object" | awk '{print $NF}' | grep -E "$pattern" | sort -u | paste -sd' ' - || true)
+        found=$(nm -u "$object" | awk '{print $NF}' | grep -E "$calls" | sort -u | paste -sd' ' - || true)
         if [ -n "$found" ]; then
-            echo "check-raw-syscalls: $source calls $found: use AklocPosix (Syscall, FileDescriptor, UnixStreamSocket, ...)" >&2
+            echo "check-raw-syscalls: $source calls $found: use AklocPosix (Syscall, FileDescriptor, UnixStreamSocket, Signal, SignalMask, ...)" >&2
             failures=$((failures + 1))
         fi
     done

@@ -1,21 +1,14 @@
 /// Why a key path string was rejected. The code is the wire's `unknownKeyPath`.
-public struct KeyPathError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Code: String, Hashable, Sendable {
-        case unknownKeyPath
-    }
+public typealias KeyPathError = CodedError<KeyPathErrorCode>
 
-    public var code: Code
-    public var message: String
+/// The stable codes of `KeyPathError`.
+public enum KeyPathErrorCode: String, CodedErrorCode {
+    case unknownKeyPath
+}
 
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
+extension CodedError where C == KeyPathErrorCode {
     /// The only code there is today.
     public init(_ message: String) {
         self.init(.unknownKeyPath, message)
     }
-
-    public var description: String { "\(code.rawValue): \(message)" }
 }

@@ -1,3 +1,5 @@
+import AklocCore
+
 /// One part of the shell that owns its own state (the client server, the
 /// gpsd source, the MQTT forwarder, the session monitor…). The daemon starts
 /// its components in order and stops them in reverse (`ComponentGroup`), as
@@ -13,24 +15,21 @@ protocol Component: AnyObject {
     func stop()
 }
 
-/// A component that could not start: which one, a stable code, and why.
-struct ComponentError: Error, CustomStringConvertible {
-    enum Code: String, Sendable {
-        /// The socket could not be served (bind, listen, a path too long).
-        case cannotListen
-        /// Any other start-up failure.
-        case startFailed
+/// A component that could not start: which one (first in the message), a
+/// stable code, and why.
+typealias ComponentError = CodedError<ComponentErrorCode>
+
+/// The stable codes of `ComponentError`.
+enum ComponentErrorCode: String, CodedErrorCode {
+    /// The socket could not be served (bind, listen, a path too long).
+    case cannotListen
+    /// Any other start-up failure.
+    case startFailed
+}
+
+extension CodedError where C == ComponentErrorCode {
+    /// "client server: cannot bind … [cannotListen]".
+    init(_ code: ComponentErrorCode, component: String, _ message: String) {
+        self.init(code, "\(component): \(message)")
     }
-
-    var code: Code
-    var component: String
-    var message: String
-
-    init(_ code: Code, component: String, _ message: String) {
-        self.code = code
-        self.component = component
-        self.message = message
-    }
-
-    var description: String { "\(component): \(message) [\(code.rawValue)]" }
 }

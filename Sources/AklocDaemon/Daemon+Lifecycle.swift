@@ -1,4 +1,5 @@
 import AklocCore
+import AklocPosix
 import AklocSystemd
 import Dispatch
 import Glibc
@@ -34,7 +35,7 @@ extension Daemon {
             signalSource.activate()
             signalSources.append(signalSource)
         }
-        signal(SIGPIPE, SIG_IGN)
+        try? Signal.pipe.setDisposition(.ignore)
 
         attachServer()
         sessions.onChange = { [weak self] changes in

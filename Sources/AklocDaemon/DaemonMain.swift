@@ -12,10 +12,7 @@ public enum DaemonMain {
     public static func main(arguments: [String], environment: [String: String]) -> Never {
         // A parent may hand down a blocked signal mask (test runners and some
         // supervisors do): the signals aklocd handles must reach it.
-        var handled = sigset_t()
-        sigemptyset(&handled)
-        for signalNumber in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&handled, signalNumber) }
-        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
+        _ = try? SignalMask.unblock(SignalSet([.terminate, .interrupt, .hangup]))
         let options: DaemonOptions
         do {
             options = try DaemonOptions.parse(arguments, environment: environment)

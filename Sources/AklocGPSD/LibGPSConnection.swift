@@ -1,3 +1,4 @@
+import AklocPosix
 import CGPS
 
 #if canImport(Glibc)
@@ -131,23 +132,13 @@ final class LibGPSConnection {
 /// a socket gpsd has already closed, that raises SIGPIPE, whose default action
 /// kills the whole daemon. Blocked, the write just fails with EPIPE.
 func withSIGPIPEBlocked<T>(_ body: () -> T) -> T {
-    var pipeOnly = sigset_t()
-    sigemptyset(&pipeOnly)
-    sigaddset(&pipeOnly, SIGPIPE)
-    var previous = sigset_t()
-    pthread_sigmask(SIG_BLOCK, &pipeOnly, &previous)
-    let result = body()
-    // Only if SIGPIPE was not already blocked is a pending one ours to consume.
-    if sigismember(&previous, SIGPIPE) == 0 {
-        var pending = sigset_t()
-        sigpending(&pending)
-        if sigismember(&pending, SIGPIPE) == 1 {
-            var immediately = timespec()
-            sigtimedwait(&pipeOnly, nil, &immediately)
-        }
+    let pipeOnly = SignalSet([.pipe])
+    return SignalMask.withBlocked(pipeOnly) { previous in
+        let result = body()
+        // Only if SIGPIPE was not already blocked is a pending one ours to consume.
+        if !previous.contains(.pipe), SignalSet.pending().contains(.pipe) { pipeOnly.takePending() }
+        return result
     }
-    pthread_sigmask(SIG_SETMASK, &previous, nil)
-    return result
 }
 
 func errnoText(_ code: Int32) -> String {

@@ -1,24 +1,12 @@
+import AklocCore
+
 /// Bounds-checked little-endian reads over one mapped data file (data/,
 /// DESIGN §9). The files come from `scripts/update-geodata`, but a truncated
 /// or corrupted file must give an error, never a read past the mapping, so
 /// every read is checked against the buffer it was given.
 public struct GeoDataReader: Sendable {
     /// A read outside the file, or a header that does not match.
-    public struct Error: Swift.Error, Hashable, Sendable, CustomStringConvertible {
-        public enum Code: String, Sendable {
-            case truncated, badMagic, badVersion, corrupt
-        }
-
-        public var code: Code
-        public var message: String
-
-        public init(_ code: Code, _ message: String) {
-            self.code = code
-            self.message = message
-        }
-
-        public var description: String { "\(code.rawValue): \(message)" }
-    }
+    public typealias Error = CodedError<GeoDataErrorCode>
 
     // The mapping outlives every reader: the daemon maps each file once at
     // start and never unmaps it while serving.
@@ -68,4 +56,9 @@ public struct GeoDataReader: Sendable {
         try check(offset, length)
         return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)])
     }
+}
+
+/// The stable codes of `GeoDataReader.Error`.
+public enum GeoDataErrorCode: String, CodedErrorCode {
+    case truncated, badMagic, badVersion, corrupt
 }

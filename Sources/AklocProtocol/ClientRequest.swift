@@ -155,10 +155,7 @@ extension ClientRequest {
         case .track(let query):
             writeTrackQuery(query, to: &writer)
         case .clearTrack(let before):
-            if let before {
-                writer.raw(",\"before\":")
-                writer.time(before)
-            }
+            writeClearTrack(before: before, to: &writer)
         case .geo(let request):
             request.write(to: &writer)
         case .places(let request):

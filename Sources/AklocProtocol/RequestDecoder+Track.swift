@@ -9,8 +9,8 @@ extension ClientRequest {
     /// `badRequest` naming it.
     static func decodeTrack(_ members: [String: JSONValue]) throws(ProtocolError) -> TrackQuery {
         var query = TrackQuery()
-        query.since = try trackTime(members, "since")
-        query.until = try trackTime(members, "until")
+        query.since = try TrackTime.decode(members["since"], field: "since")
+        query.until = try TrackTime.decode(members["until"], field: "until")
         if let since = query.since, let until = query.until, since > until {
             throw ProtocolError(.badRequest, "\"since\" (\(since)) is after \"until\" (\(until))")
         }
@@ -49,11 +49,49 @@ extension ClientRequest {
 
     /// `clearTrack`: optional `before` (everything when absent).
     static func decodeClearTrack(_ members: [String: JSONValue]) throws(ProtocolError) -> FixTime? {
-        try trackTime(members, "before")
+        try TrackTime.decode(members["before"], field: "before")
     }
 
-    private static func trackTime(_ members: [String: JSONValue], _ name: String) throws(ProtocolError) -> FixTime? {
-        guard let value = members[name], value != .null else { return nil }
+    /// The members after `"op":"clearTrack"` on the client side: what
+    /// `decodeClearTrack` reads back.
+    func writeClearTrack(before: FixTime?, to writer: inout JSONWriter) {
+        guard let before else { return }
+        writer.raw(",\"before\":")
+        TrackTime.write(before, to: &writer)
+    }
+
+    /// The members after `"op":"track"` on the client side (`encodedLine`):
+    /// what `decodeTrack` reads back, defaults left out.
+    func writeTrackQuery(_ query: TrackQuery, to writer: inout JSONWriter) {
+        if let since = query.since {
+            writer.raw(",\"since\":")
+            TrackTime.write(since, to: &writer)
+        }
+        if let until = query.until {
+            writer.raw(",\"until\":")
+            TrackTime.write(until, to: &writer)
+        }
+        if query.limit != TrackQuery.defaultLimit {
+            writer.raw(",\"limit\":")
+            writer.integer(Int64(query.limit))
+        }
+        if let after = query.after {
+            writer.raw(",\"after\":")
+            writer.string(after)
+        }
+        if let simplify = query.simplify {
+            writer.raw(",\"simplify\":")
+            writer.number(simplify)
+        }
+    }
+}
+
+extension TrackTime {
+    /// A `track` or `clearTrack` time member as the daemon reads it (absent
+    /// or null is nil); a bad one is `badRequest` naming `field`. The CLI
+    /// checks its options with this too, so both say the same.
+    public static func decode(_ value: JSONValue?, field name: String) throws(ProtocolError) -> FixTime? {
+        guard let value, value != .null else { return nil }
         switch value {
         case .string(let text):
             guard let time = TrackTime.parse(text) else {

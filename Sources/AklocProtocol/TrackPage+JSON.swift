@@ -59,28 +59,3 @@ extension TrackPage {
         }
     }
 }
-
-extension ClientRequest {
-    func writeTrackQuery(_ query: TrackQuery, to writer: inout JSONWriter) {
-        if let since = query.since {
-            writer.raw(",\"since\":")
-            writer.time(since)
-        }
-        if let until = query.until {
-            writer.raw(",\"until\":")
-            writer.time(until)
-        }
-        if query.limit != TrackQuery.defaultLimit {
-            writer.raw(",\"limit\":")
-            writer.integer(Int64(query.limit))
-        }
-        if let after = query.after {
-            writer.raw(",\"after\":")
-            writer.string(after)
-        }
-        if let simplify = query.simplify {
-            writer.raw(",\"simplify\":")
-            writer.number(simplify)
-        }
-    }
-}

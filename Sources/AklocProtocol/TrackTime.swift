@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 
 /// The times the `track` and `clearTrack` ops accept: epoch seconds (a JSON
 /// number), or ISO 8601 text: `2026-12-01`, `2026-12-01T14:05`,
@@ -73,6 +74,16 @@ public enum TrackTime {
         guard value.isFinite, value >= 0, value <= Double(maxSeconds) else { return nil }
         let whole = value.rounded(.down)
         return FixTime(secondsSince1970: Int64(whole), nanoseconds: Int32(((value - whole) * 1e9).rounded(.down)))
+    }
+
+    /// A time as a request member that `parse` reads back exactly: the
+    /// wire's millisecond text, or nine fraction digits when the time has
+    /// finer ones (a CLI's "2h ago" is not a whole millisecond).
+    public static func write(_ time: FixTime, to writer: inout JSONWriter) {
+        guard time.nanoseconds % 1_000_000 != 0 else { return writer.time(time) }
+        var fraction = String(time.nanoseconds)
+        fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
+        writer.string(String(time.iso8601.dropLast(4)) + fraction + "Z")
     }
 
     private static func daysIn(_ month: Int, _ year: Int) -> Int {

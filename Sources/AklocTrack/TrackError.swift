@@ -1,19 +1,12 @@
-/// Why a track request failed: a stable code, and a message for people.
-public struct TrackError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        /// The `after` cursor names a file that is gone or was rewritten.
-        case badCursor
-        /// The journal could not be read or changed (an I/O error).
-        case storageFailed
-    }
+import AklocCore
 
-    public var code: Code
-    public var message: String
+/// Why a track request failed.
+public typealias TrackError = CodedError<TrackErrorCode>
 
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { "\(message) [\(code.rawValue)]" }
+/// The stable codes of `TrackError`.
+public enum TrackErrorCode: String, CodedErrorCode {
+    /// The `after` cursor names a file that is gone or was rewritten.
+    case badCursor
+    /// The journal could not be read or changed (an I/O error).
+    case storageFailed
 }

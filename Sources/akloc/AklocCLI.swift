@@ -1,4 +1,5 @@
 import AklocCore
+import AklocPosix
 import AklocProtocol
 import Glibc
 
@@ -112,7 +113,7 @@ enum AklocCLI {
 
     /// Runs the CLI and returns the exit status.
     static func main(_ arguments: [String]) -> Int32 {
-        signal(SIGPIPE, SIG_IGN)  // EPIPE is handled where it happens
+        try? Signal.pipe.setDisposition(.ignore)  // EPIPE is handled where it happens
         do {
             return try dispatch(arguments)
         } catch {

@@ -53,20 +53,6 @@ final class DaemonConnection {
         return id
     }
 
-    /// Sends `{"id":…,"op":op,…arguments}` and returns the id used: for an
-    /// op `ClientRequest.Operation` does not have (yet); prefer `send(_:)`.
-    @discardableResult
-    func send(op: String, _ arguments: [String: JSONValue] = [:]) throws(CLIError) -> RequestID {
-        let id = takeID()
-        var object = arguments
-        object["id"] = id.json
-        object["op"] = .string(op)
-        var bytes = JSONValue.object(object).jsonBytes
-        bytes.append(0x0A)
-        try write(bytes)
-        return id
-    }
-
     /// Sends one typed request and waits for its reply; events that arrive
     /// first go to `onEvent`. An error reply throws.
     func call(
@@ -76,16 +62,6 @@ final class DaemonConnection {
         }
     ) throws(CLIError) -> JSONValue {
         try reply(to: try send(operation), of: operation.name, onEvent: onEvent)
-    }
-
-    /// `call(_:onEvent:)` for an op given by name, with its arguments as JSON.
-    func call(
-        op: String, _ arguments: [String: JSONValue] = [:],
-        onEvent: (_ line: [UInt8], _ name: String, _ fields: [String: JSONValue]) throws(CLIError) -> Void = {
-            _, _, _ in
-        }
-    ) throws(CLIError) -> JSONValue {
-        try reply(to: try send(op: op, arguments), of: op, onEvent: onEvent)
     }
 
     private func takeID() -> RequestID {

@@ -1,3 +1,4 @@
+import AklocCore
 import AklocGeo
 import AklocJSON
 import AklocPosix
@@ -45,7 +46,7 @@ struct MapCommand: Command {
     var listenNamed: Bool
     var output: String?
     var open: Bool
-    var since: JSONValue
+    var since: FixTime?
     var tiles: String?
     var markerImage: String?
     var placeImages: [(name: String, path: String)] = []
@@ -96,7 +97,8 @@ struct MapCommand: Command {
         listenNamed = scanner.value("--listen") != nil
         output = scanner.value("--output")
         open = scanner.flag("--open")
-        since = try Self.parseSince(scanner.value("--since") ?? "24h", now: Self.wallClock())
+        since = try TrackCommand.wireTime(
+            Self.parseSince(scanner.value("--since") ?? "24h", now: Self.wallClock()), field: "since")
         tiles = scanner.value("--tiles")
         markerImage = scanner.value("--marker-image")
         theme = scanner.value("--theme") ?? "auto"
@@ -205,12 +207,13 @@ struct MapCommand: Command {
             "createdAt": .double(Self.wallClock()),
         ]
         if let connection = try? DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout),
-            let location = try? connection.call(op: "get", ["keyPath": "myLocation"]), location.objectValue != nil
+            let location = try? connection.call(.engine(.get(AklocCore.KeyPath(.myLocation)))),
+            location.objectValue != nil
         {
             snapshot["location"] = location
-            if let latitude = location["latitude"], let longitude = location["longitude"],
+            if let latitude = location["latitude"]?.doubleValue, let longitude = location["longitude"]?.doubleValue,
                 let result = try? connection.call(
-                    op: "reverseGeocode", ["coordinate": ["latitude": latitude, "longitude": longitude]])
+                    .geo(.reverseGeocode(coordinate: GeoPoint(latitude: latitude, longitude: longitude))))
             {
                 snapshot["placemark"] = result["placemark"]
             }

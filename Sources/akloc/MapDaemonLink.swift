@@ -1,3 +1,4 @@
+import AklocCore
 import AklocJSON
 import AklocProtocol
 import Dispatch
@@ -52,9 +53,9 @@ final class MapDaemonLink: Sendable {
         do {
             connection = try DaemonConnection(path: socketPath, timeout: AklocCLI.replyTimeout)
             // Fast enough to follow a moving boat, as the daemon's throttle allows.
-            let policy: JSONValue = ["minInterval": 1, "maxInterval": 60]
+            let policy = ThrottlePolicy.Partial(minInterval: 1, maxInterval: 60)
             _ = try connection.call(
-                op: "observe", ["keyPath": "myLocation", "options": ["initial"], "policy": policy])
+                .engine(.observe(AklocCore.KeyPath(.myLocation), initial: true, old: false, policy: policy)))
         } catch {
             setStatus(["connected": false, "reason": .string(error.message)])
             return
@@ -78,11 +79,12 @@ final class MapDaemonLink: Sendable {
                 while let location = pending.popLast() {
                     pending.removeAll()  // only the newest matters
                     var data: [String: JSONValue] = ["location": location]
-                    if geocoding, let latitude = location["latitude"], let longitude = location["longitude"] {
+                    if geocoding, let latitude = location["latitude"]?.doubleValue,
+                        let longitude = location["longitude"]?.doubleValue
+                    {
                         do {
                             let result = try connection.call(
-                                op: "reverseGeocode",
-                                ["coordinate": ["latitude": latitude, "longitude": longitude]],
+                                .geo(.reverseGeocode(coordinate: GeoPoint(latitude: latitude, longitude: longitude))),
                                 onEvent: { _, name, fields in take(name, fields) })
                             if let placemark = result["placemark"] { data["placemark"] = placemark }
                         } catch {

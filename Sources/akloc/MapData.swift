@@ -1,14 +1,16 @@
+import AklocCore
 import AklocGeo
 import AklocJSON
 import AklocPosix
+import AklocProtocol
 
 /// The map's layers as GeoJSON (RFC 7946, longitude first): the track and
 /// the saved places fetched from aklocd as the invoking user, and the
 /// country outlines from data/borders.bin.
 struct MapData: Sendable {
     var socketPath: String
-    /// The track's start (`since` of the `track` op): epoch seconds or an ISO 8601 date.
-    var since: JSONValue
+    /// The track's start (`since` of the `track` op).
+    var since: FixTime?
     /// URL of each saved place's image by place name (`--place-image`).
     var placeImages: [String: String]
     /// At most this many track points are drawn (the op's own cap).
@@ -37,10 +39,10 @@ struct MapData: Sendable {
         var segments: [(Int64, [JSONValue], first: JSONValue?, last: JSONValue?)] = []
         do {
             let connection = try DaemonConnection(path: socketPath, timeout: AklocCLI.replyTimeout)
-            var arguments: [String: JSONValue] = ["since": since, "limit": 10_000]
+            var query = TrackQuery(since: since, limit: 10_000)
             var total = 0
             while total < Self.maxTrackPoints {
-                let result = try connection.call(op: "track", arguments)
+                let result = try connection.call(.track(query))
                 let points = result["points"]?.arrayValue ?? []
                 for point in points {
                     guard let coordinate = Self.coordinate(of: point) else { continue }
@@ -57,8 +59,8 @@ struct MapData: Sendable {
                     segments[segments.count - 1].last = point["timestamp"]
                     total += 1
                 }
-                guard let next = result["next"], next != .null, !points.isEmpty else { break }
-                arguments["after"] = next
+                guard let next = result["next"]?.stringValue, !points.isEmpty else { break }
+                query.after = next
             }
         } catch {
             return Self.collection([], error: error)
@@ -78,7 +80,7 @@ struct MapData: Sendable {
         let places: [JSONValue]
         do {
             let connection = try DaemonConnection(path: socketPath, timeout: AklocCLI.replyTimeout)
-            places = try connection.call(op: "places")["places"]?.arrayValue ?? []
+            places = try connection.call(.places(.places))["places"]?.arrayValue ?? []
         } catch {
             return Self.collection([], error: error)
         }

@@ -77,19 +77,9 @@ struct PlacesCommand: Command {
         let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
         let result: JSONValue
         switch action {
-        case .list:
-            result = try connection.call(op: "places")
-        case .add(let draft):
-            var arguments: [String: JSONValue] = ["name": .string(draft.name)]
-            if let latitude = draft.latitude, let longitude = draft.longitude {
-                arguments["coordinate"] = .object(["latitude": .double(latitude), "longitude": .double(longitude)])
-            }
-            if let radius = draft.radius { arguments["radius"] = .double(radius) }
-            if let note = draft.note { arguments["note"] = .string(note) }
-            if draft.shared { arguments["shared"] = true }
-            result = try connection.call(op: "savePlace", arguments)
-        case .remove(let name):
-            result = try connection.call(op: "deletePlace", ["name": .string(name)])
+        case .list: result = try connection.call(.places(.places))
+        case .add(let draft): result = try connection.call(.places(.savePlace(draft)))
+        case .remove(let name): result = try connection.call(.places(.deletePlace(name: name)))
         }
         if json {
             Output.line(bytes: result.jsonBytes)

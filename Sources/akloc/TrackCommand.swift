@@ -4,15 +4,19 @@ import AklocPosix
 import AklocProtocol
 import Glibc
 
-/// `akloc track [stats] [--since WHEN] [--until WHEN] [--format F] [-o FILE] [--simplify M]`
+/// `akloc track [stats] [--since WHEN] [--until WHEN] [--format F] [-o FILE] [--simplify M]`,
+/// `akloc track clear [--before WHEN]`
 struct TrackCommand: Command {
     static let name = "track"
-    static let abstract = "Export the recorded track (GPX, GeoJSON, CSV, NDJSON), or its statistics"
+    static let abstract = "Export the recorded track (GPX, GeoJSON, CSV, NDJSON), its statistics, or clear it"
     static let usage =
         "track [stats] [--since WHEN] [--until WHEN] [--format gpx|geojson|csv|ndjson] [-o FILE] [--simplify M]"
+        + " | track clear [--before WHEN]"
     static let details = """
         Arguments:
           stats           print distance, duration, moving time and max speed per segment instead
+          clear           delete the recorded points received before --before, or all of them
+                          (root or the admin group only)
 
         Options:
           --since WHEN    start: a duration back from now (90m, 2h, 3d, 45s, 1w) or an ISO 8601
@@ -22,6 +26,8 @@ struct TrackCommand: Command {
           --format F      gpx (default), geojson, csv or ndjson
           -o, --output FILE  write to FILE instead of standard output
           --simplify M    Douglas–Peucker simplification, tolerance M metres
+          --before WHEN   with clear: keep the points received at or after WHEN (same forms
+                          as --since; default: delete everything)
 
         Needs an "always" authorization or the admin group (docs/track.md). Times are when
         aklocd received each point; the exported time of a point is the receiver's own.
@@ -31,24 +37,38 @@ struct TrackCommand: Command {
         case gpx, geojson, csv, ndjson
     }
 
-    var stats = false
-    var since: JSONValue?
-    var until: JSONValue?
+    enum Action: Equatable {
+        case export
+        case stats
+        case clear
+    }
+
+    static let exportOptions = ["--since", "--until", "--format", "-o", "--output", "--simplify"]
+    static let clearOptions = ["--before"]
+
+    var action = Action.export
+    var since: FixTime?
+    var until: FixTime?
+    var before: FixTime?
     var format = Format.gpx
     var output: String?
     var simplify: Double?
+    /// The options given, to check against the action.
+    private var named: [String] = []
 
     init(arguments: [String]) throws(CLIError) {
-        let scanner = try ArgumentScanner(
-            arguments, options: ["--since", "--until", "--format", "-o", "--output", "--simplify"])
+        let scanner = try ArgumentScanner(arguments, options: Set(Self.exportOptions + Self.clearOptions))
         switch scanner.positionals {
         case []: break
-        case ["stats"]: stats = true
-        default: throw .usage("track takes no arguments but 'stats'")
+        case ["stats"]: action = .stats
+        case ["clear"]: action = .clear
+        default: throw .usage("track takes no arguments but 'stats' or 'clear'")
         }
+        named = (Self.exportOptions + Self.clearOptions).filter { scanner.value($0) != nil }
         let now = Self.now()
-        since = try scanner.value("--since").map { text throws(CLIError) in try Self.when(text, now: now, "--since") }
-        until = try scanner.value("--until").map { text throws(CLIError) in try Self.when(text, now: now, "--until") }
+        since = try Self.time(scanner, "--since", now: now)
+        until = try Self.time(scanner, "--until", now: now)
+        before = try Self.time(scanner, "--before", now: now)
         if let text = scanner.value("--format") {
             guard let chosen = Format(rawValue: text) else {
                 throw .usage("--format must be gpx, geojson, csv or ndjson, not '\(text)'")
@@ -63,7 +83,33 @@ struct TrackCommand: Command {
         if let simplify, simplify > TrackQuery.maxSimplify {
             throw .usage("--simplify is at most \(Int(TrackQuery.maxSimplify)) metres")
         }
-        if stats, output != nil || format != .gpx { throw .usage("track stats prints a table: no --format or -o") }
+        if action == .clear, let option = named.first(where: Self.exportOptions.contains) {
+            throw .usage("track clear takes only --before, not \(option)")
+        }
+        if action != .clear, let option = named.first(where: Self.clearOptions.contains) {
+            throw .usage("\(option) applies to track clear")
+        }
+        if action == .stats, output != nil || format != .gpx {
+            throw .usage("track stats prints a table: no --format or -o")
+        }
+    }
+
+    /// The option's time for the request: the CLI's own forms (`when`) read
+    /// by the protocol's rule for a time member, so a date that does not
+    /// exist is refused here as the daemon would refuse it.
+    private static func time(_ scanner: ArgumentScanner, _ option: String, now: Double) throws(CLIError) -> FixTime? {
+        guard let text = scanner.value(option) else { return nil }
+        return try wireTime(when(text, now: now, option), field: String(option.dropFirst(2)))
+    }
+
+    /// `value` (a `when` result) as a time, refused with the daemon's own
+    /// `badRequest` words when it is not one.
+    static func wireTime(_ value: JSONValue, field: String) throws(CLIError) -> FixTime? {
+        do {
+            return try TrackTime.decode(value, field: field)
+        } catch {
+            throw .reply(error)
+        }
     }
 
     /// A duration back from `now` (epoch seconds), or a time passed on for
@@ -90,10 +136,13 @@ struct TrackCommand: Command {
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
         let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
-        var arguments: [String: JSONValue] = ["limit": .int(Int64(TrackQuery.maxLimit))]
-        arguments["since"] = since
-        arguments["until"] = until
-        if let simplify { arguments["simplify"] = .double(simplify) }
+        if action == .clear {
+            _ = try connection.call(.clearTrack(before: before))
+            Output.line(before.map { "cleared the track before \($0)" } ?? "cleared the track")
+            return ExitCode.ok
+        }
+        let stats = action == .stats
+        var query = TrackQuery(since: since, until: until, limit: TrackQuery.maxLimit, simplify: simplify)
         var sink: TrackExporter.Sink
         if stats {
             sink = .standardOutput
@@ -105,11 +154,8 @@ struct TrackCommand: Command {
         var exporter = TrackExporter(format: format, sink: sink)
         var statistics = TrackStatistics()
         var progress = TrackProgress()
-        var after: String?
         repeat {
-            var page = arguments
-            if let after { page["after"] = .string(after) }
-            let result = try connection.call(op: "track", page)
+            let result = try connection.call(.track(query))
             guard let decoded = TrackPage(json: result) else {
                 throw .failure("aklocd answered track with something that is not a page of points")
             }
@@ -119,8 +165,8 @@ struct TrackCommand: Command {
                 try exporter.write(decoded.points)
             }
             progress.advance(by: decoded.points.count, bytes: exporter.bytesWritten)
-            after = decoded.next
-        } while after != nil
+            query.after = decoded.next
+        } while query.after != nil
         progress.finish()
         if stats {
             Output.line(statistics.table(), newline: false)

@@ -1,5 +1,6 @@
 import AklocCore
 import AklocJSON
+import AklocPosix
 import AklocProtocol
 import Glibc
 
@@ -72,13 +73,9 @@ struct WatchCommand: Command {
         let connection = try DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout)
         // Ctrl-C and SIGTERM end a watch quietly with status 0. Unblock them
         // too: a parent may have left them blocked in the inherited mask.
-        signal(SIGINT) { _ in _exit(0) }
-        signal(SIGTERM) { _ in _exit(0) }
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGINT)
-        sigaddset(&stopSignals, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
+        try? Signal.interrupt.setDisposition(.handler { _ in _exit(0) })
+        try? Signal.terminate.setDisposition(.handler { _ in _exit(0) })
+        _ = try? SignalMask.unblock(SignalSet([.interrupt, .terminate]))
         let human = human
         // The daemon announces the first fix (didGetFirstLocation) and then
         // delivers that same fix as the first update; a person needs it once.

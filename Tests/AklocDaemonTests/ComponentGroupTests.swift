@@ -42,7 +42,7 @@ import Testing
         #expect {
             try group.start()
         } throws: { error in
-            (error as? ComponentError).map { $0.code == .startFailed && $0.component == "c" } ?? false
+            (error as? ComponentError).map { $0.code == .startFailed && $0.message == "c: refused" } ?? false
         }
         #expect(log.events == ["start a", "start b", "stop b", "stop a"])
         #expect(group.running == 0)

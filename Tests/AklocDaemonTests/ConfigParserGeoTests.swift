@@ -2,22 +2,13 @@ import Testing
 
 @testable import AklocDaemon
 
-private let path = "/etc/akloc/akloc.conf"
-
-private func failure(_ text: String) -> ConfigError? {
-    do {
-        _ = try ConfigParser.parse(text, path: path)
-        return nil
-    } catch {
-        return error
-    }
-}
-
 @Suite struct ConfigParserGeoTests {
     @Test func dataDirectoryIsRead() throws {
-        #expect(try ConfigParser.parse("", path: path).geo.dataDirectory == nil)
-        #expect(try ConfigParser.parse("[geo]\ndata-dir = /srv/akloc\n", path: path).geo.dataDirectory == "/srv/akloc")
-        let quoted = try ConfigParser.parse("[geo]\ndata-dir = \"/srv/akloc data\"\n", path: path)
+        #expect(try ConfigParser.parse("", path: configPath).geo.dataDirectory == nil)
+        #expect(
+            try ConfigParser.parse("[geo]\ndata-dir = /srv/akloc\n", path: configPath).geo.dataDirectory == "/srv/akloc"
+        )
+        let quoted = try ConfigParser.parse("[geo]\ndata-dir = \"/srv/akloc data\"\n", path: configPath)
         #expect(quoted.geo.dataDirectory == "/srv/akloc data")
     }
 
@@ -29,7 +20,7 @@ private func failure(_ text: String) -> ConfigError? {
         ("[geo]\ndata-dir = /a\ndata-dir = /b\n", .duplicateKey, "data-dir"),
     ])
     func badValuesAreRefused(text: String, code: ConfigError.Code, key: String) throws {
-        let error = try #require(failure(text), "\(text) was accepted")
+        let error = try #require(configFailure(text), "\(text) was accepted")
         #expect(error.code == code && error.key == key && error.line != nil, "\(error)")
     }
 

@@ -4,20 +4,9 @@ import Testing
 
 @testable import AklocDaemon
 
-private let path = "/etc/akloc/akloc.conf"
-
-private func failure(_ text: String) -> ConfigError? {
-    do {
-        _ = try ConfigParser.parse(text, path: path)
-        return nil
-    } catch {
-        return error
-    }
-}
-
 @Suite struct ConfigParserMQTTTests {
     @Test func defaultsAreOffWithQoS1() throws {
-        let mqtt = try ConfigParser.parse("", path: path).mqtt
+        let mqtt = try ConfigParser.parse("", path: configPath).mqtt
         #expect(mqtt == MQTTSettings())
         #expect(!mqtt.enabled)
         #expect(mqtt.qos == 1)
@@ -54,7 +43,7 @@ private func failure(_ text: String) -> ConfigError? {
             max-entries = 5000
             max-bytes = 4M
             max-age = 86400
-            """, path: path
+            """, path: configPath
         ).mqtt
         #expect(mqtt.enabled)
         #expect(mqtt.host == "broker.example.org")
@@ -81,7 +70,7 @@ private func failure(_ text: String) -> ConfigError? {
 
     @Test func passwordCanBeQuoted() throws {
         let mqtt = try ConfigParser.parse(
-            "[mqtt]\nusername = a\npassword = \"two words\"\n", path: path
+            "[mqtt]\nusername = a\npassword = \"two words\"\n", path: configPath
         ).mqtt
         #expect(mqtt.password == "two words")
     }
@@ -107,16 +96,16 @@ private func failure(_ text: String) -> ConfigError? {
         ("[mqtt]\ncafile = /ca.pem\n", 2, "cafile", .conflictingValues),
     ])
     func badSettingsNameTheirLine(text: String, line: Int, key: String, code: ConfigError.Code) throws {
-        let error = try #require(failure(text))
+        let error = try #require(configFailure(text))
         #expect(error.code == code)
         #expect(error.line == line)
         #expect(error.section == "mqtt")
         #expect(error.key == key)
-        #expect(error.description.hasPrefix("\(path):\(line): [mqtt] \(key): "))
+        #expect(error.description.hasPrefix("\(configPath):\(line): [mqtt] \(key): "))
     }
 
     @Test func mqttThrottleDoesNotTouchTheDefaultPolicy() throws {
-        let configuration = try ConfigParser.parse("[mqtt]\nmin-interval = 1\n", path: path)
+        let configuration = try ConfigParser.parse("[mqtt]\nmin-interval = 1\n", path: configPath)
         #expect(configuration.mqtt.policy.minInterval == 1)
         #expect(configuration.throttle.policy == ThrottlePolicy())
     }

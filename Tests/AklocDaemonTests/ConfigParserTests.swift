@@ -3,23 +3,8 @@ import Testing
 
 @testable import AklocDaemon
 
-private let path = "/etc/akloc/akloc.conf"
-
 private func parse(_ text: String) throws -> Configuration {
-    try ConfigParser.parse(text, path: path)
-}
-
-private func failure(_ text: String) -> ConfigError? {
-    failure(Array(text.utf8))
-}
-
-private func failure(_ bytes: [UInt8]) -> ConfigError? {
-    do {
-        _ = try ConfigParser.parse(bytes, path: path)
-        return nil
-    } catch {
-        return error
-    }
+    try ConfigParser.parse(text, path: configPath)
 }
 
 @Suite struct ConfigParserTests {
@@ -106,8 +91,8 @@ private func failure(_ bytes: [UInt8]) -> ConfigError? {
         #expect(configuration.gpsd.host == "::1")
         #expect(configuration.gpsd.sourceName == "gpsd://[::1]:2948")
         #expect(configuration.gpsd.port == 2948)
-        #expect(failure("[socket]\npath = \"/run/a\"b\"")?.code == nil)
-        #expect(failure("[socket]\npath = /run/a b/s")?.code == .badValue, "unquoted spaces are a typo")
+        #expect(configFailure("[socket]\npath = \"/run/a\"b\"")?.code == nil)
+        #expect(configFailure("[socket]\npath = /run/a b/s")?.code == .badValue, "unquoted spaces are a typo")
     }
 
     @Test func sectionsCanBeReopened() throws {
@@ -118,7 +103,7 @@ private func failure(_ bytes: [UInt8]) -> ConfigError? {
     }
 
     @Test func errorNamesFileLineSectionKeyAndExpectation() {
-        let error = failure("[throttle]\n\n\n\n\n\n\n\n\n\n\nmin-interval = fast\n")
+        let error = configFailure("[throttle]\n\n\n\n\n\n\n\n\n\n\nmin-interval = fast\n")
         #expect(error?.code == .badValue)
         #expect(error?.line == 12)
         #expect(error?.section == "throttle")
@@ -161,7 +146,7 @@ private func failure(_ bytes: [UInt8]) -> ConfigError? {
         ("[gpsd]\nhost = \"127.0.0.1", "host"),
     ])
     func badValuesAreRejected(text: String, key: String) {
-        let error = failure(text)
+        let error = configFailure(text)
         #expect(error?.code == .badValue, "\(text)")
         #expect(error?.key == key)
         #expect(error?.line == 2)
@@ -184,7 +169,7 @@ private func failure(_ bytes: [UInt8]) -> ConfigError? {
     }
 
     @Test func minIntervalAboveMaxIntervalIsAConflict() {
-        let both = failure("[throttle]\nmin-interval = 60\nmax-interval = 30\n")
+        let both = configFailure("[throttle]\nmin-interval = 60\nmax-interval = 30\n")
         #expect(both?.code == .conflictingValues)
         #expect(both?.line == 3)
         #expect(both?.key == "max-interval")
@@ -192,68 +177,68 @@ private func failure(_ bytes: [UInt8]) -> ConfigError? {
             both?.description
                 == "/etc/akloc/akloc.conf:3: [throttle] max-interval: expected min-interval <= max-interval, "
                 + "got min-interval 60 > max-interval 30")
-        let againstDefault = failure("[throttle]\nmin-interval = 301\n")
+        let againstDefault = configFailure("[throttle]\nmin-interval = 301\n")
         #expect(againstDefault?.code == .conflictingValues)
         #expect(againstDefault?.line == 2)
         #expect(againstDefault?.message.contains("max-interval 300 (default)") == true)
     }
 
     @Test func unknownSectionsAndKeys() {
-        let section = failure("[gps]\nhost = a\n")
+        let section = configFailure("[gps]\nhost = a\n")
         #expect(section?.code == .unknownSection)
         #expect(section?.line == 1)
-        let key = failure("[gpsd]\nhots = a\n")
+        let key = configFailure("[gpsd]\nhots = a\n")
         #expect(key?.code == .unknownKey)
         #expect(key?.description == "/etc/akloc/akloc.conf:2: [gpsd] hots: expected one of host, port, device")
-        #expect(failure("[throttle]\nminInterval = 5\n")?.code == .unknownKey)
-        #expect(failure("[socket]\nowner = root\n")?.code == .unknownKey)
+        #expect(configFailure("[throttle]\nminInterval = 5\n")?.code == .unknownKey)
+        #expect(configFailure("[socket]\nowner = root\n")?.code == .unknownKey)
         // Removed: location events are always coalesced, client-hard-limit is the bound.
-        #expect(failure("[socket]\nclient-queue-limit = 32\n")?.code == .unknownKey)
-        #expect(failure("[authorization]\nal ice = deny\n")?.code == .unknownKey)
-        #expect(failure("[authorization]\n-rf = deny\n")?.code == .unknownKey)
+        #expect(configFailure("[socket]\nclient-queue-limit = 32\n")?.code == .unknownKey)
+        #expect(configFailure("[authorization]\nal ice = deny\n")?.code == .unknownKey)
+        #expect(configFailure("[authorization]\n-rf = deny\n")?.code == .unknownKey)
     }
 
     @Test func duplicateKeys() {
-        let error = failure("[gpsd]\nport = 1\n[throttle]\n[gpsd]\nport = 2\n")
+        let error = configFailure("[gpsd]\nport = 1\n[throttle]\n[gpsd]\nport = 2\n")
         #expect(error?.code == .duplicateKey)
         #expect(error?.line == 5)
         #expect(error?.message == "already set on line 2")
-        #expect(failure("[authorization]\nalice = deny\nalice = always\n")?.code == .duplicateKey)
-        #expect(failure("[authorization]\n@g = deny\ng = always\n") == nil, "a user and a group may share a name")
+        #expect(configFailure("[authorization]\nalice = deny\nalice = always\n")?.code == .duplicateKey)
+        #expect(configFailure("[authorization]\n@g = deny\ng = always\n") == nil, "a user and a group may share a name")
     }
 
     @Test func syntaxErrors() {
-        let noEquals = failure("[gpsd]\nhost 127.0.0.1\n")
+        let noEquals = configFailure("[gpsd]\nhost 127.0.0.1\n")
         #expect(noEquals?.code == .syntax)
         #expect(noEquals?.line == 2)
-        #expect(failure("[gpsd]\n= 1\n")?.code == .syntax)
-        #expect(failure("host = a\n")?.code == .keyOutsideSection)
-        #expect(failure("[gpsd\nhost = a\n")?.code == .badSectionHeader)
-        #expect(failure("[gpsd] x\n")?.code == .badSectionHeader)
-        #expect(failure("[]\n")?.code == .badSectionHeader)
-        #expect(failure("[")?.code == .badSectionHeader)
-        #expect(failure("[gpsd]\nport = 1 # the port\n")?.code == .badValue, "comments are whole lines only")
+        #expect(configFailure("[gpsd]\n= 1\n")?.code == .syntax)
+        #expect(configFailure("host = a\n")?.code == .keyOutsideSection)
+        #expect(configFailure("[gpsd\nhost = a\n")?.code == .badSectionHeader)
+        #expect(configFailure("[gpsd] x\n")?.code == .badSectionHeader)
+        #expect(configFailure("[]\n")?.code == .badSectionHeader)
+        #expect(configFailure("[")?.code == .badSectionHeader)
+        #expect(configFailure("[gpsd]\nport = 1 # the port\n")?.code == .badValue, "comments are whole lines only")
     }
 
     @Test func garbageBytes() {
-        let nul = failure(Array("[gpsd]\nhost = a\u{0}b\n".utf8))
+        let nul = configFailure(Array("[gpsd]\nhost = a\u{0}b\n".utf8))
         #expect(nul?.code == .invalidCharacter)
         #expect(nul?.line == 2)
-        #expect(failure(Array("[gpsd]\u{1B}[0m\n".utf8))?.code == .invalidCharacter)
-        let utf8 = failure(Array("[gpsd]\nhost = ".utf8) + [0xFF, 0xFE] + Array("\n".utf8))
+        #expect(configFailure(Array("[gpsd]\u{1B}[0m\n".utf8))?.code == .invalidCharacter)
+        let utf8 = configFailure(Array("[gpsd]\nhost = ".utf8) + [0xFF, 0xFE] + Array("\n".utf8))
         #expect(utf8?.code == .invalidUTF8)
         #expect(utf8?.line == 2)
-        #expect(failure(Array("# caf".utf8) + [0xC3])?.code == .invalidUTF8, "a truncated sequence")
-        #expect(failure("# Zürich ✓\n[gpsd]\n") == nil, "UTF-8 in comments is fine")
+        #expect(configFailure(Array("# caf".utf8) + [0xC3])?.code == .invalidUTF8, "a truncated sequence")
+        #expect(configFailure("# Zürich ✓\n[gpsd]\n") == nil, "UTF-8 in comments is fine")
     }
 
     @Test func oversizeFile() {
         let big = [UInt8](repeating: UInt8(ascii: "#"), count: ConfigParser.maximumFileSize + 1)
-        let error = failure(big)
+        let error = configFailure(big)
         #expect(error?.code == .fileTooLarge)
         #expect(error?.line == nil)
         #expect(error?.description.hasPrefix("/etc/akloc/akloc.conf: expected a file of at most 1 MiB") == true)
-        #expect(failure([UInt8](repeating: UInt8(ascii: "#"), count: ConfigParser.maximumFileSize)) == nil)
+        #expect(configFailure([UInt8](repeating: UInt8(ascii: "#"), count: ConfigParser.maximumFileSize)) == nil)
     }
 
     @Test func failedReparseLeavesPreviousConfigurationAlone() throws {

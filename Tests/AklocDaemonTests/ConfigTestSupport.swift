@@ -1,6 +1,8 @@
 import AklocTestSupport
 import Glibc
 
+@testable import AklocDaemon
+
 /// A fresh directory under /tmp, removed with `removeTree` at the end of a test.
 func makeTemporaryDirectory() -> String {
     var template = Array("/tmp/akloc-daemon-test.XXXXXX".utf8CString)
@@ -41,3 +43,20 @@ func readFile(_ path: String) -> String? {
 func fileMode(_ path: String) -> mode_t? { TestFiles.mode(path) }
 
 func directoryEntries(_ path: String) -> [String] { TestFiles.entries(path) }
+
+/// The path the config parser tests parse as.
+let configPath = "/etc/akloc/akloc.conf"
+
+/// The error parsing `text` as `configPath` throws; nil when it parses.
+func configFailure(_ text: String) -> ConfigError? {
+    configFailure(Array(text.utf8))
+}
+
+func configFailure(_ bytes: [UInt8]) -> ConfigError? {
+    do {
+        _ = try ConfigParser.parse(bytes, path: configPath)
+        return nil
+    } catch {
+        return error
+    }
+}

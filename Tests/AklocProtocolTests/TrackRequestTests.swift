@@ -62,6 +62,44 @@ import Testing
         #expect(TrackTime.fromEpoch(.nan) == nil)
     }
 
+    /// The CLI's `--since 2h` is not a whole millisecond: the request keeps
+    /// every nanosecond, so the daemon reads back exactly what was meant.
+    @Test func timesOfEveryPrecisionRoundTripExactly() throws {
+        let times = [
+            FixTime(secondsSince1970: 1_764_590_400, nanoseconds: 123_456_789),
+            FixTime(secondsSince1970: 1_764_590_400, nanoseconds: 250_000_000), FixTime(secondsSince1970: 0),
+            FixTime(secondsSince1970: 0, nanoseconds: 1),
+            FixTime(secondsSince1970: TrackTime.maxSeconds, nanoseconds: 999_999_999),
+        ]
+        for time in times {
+            let operations: [ClientRequest.Operation] = [
+                .track(TrackQuery(since: time, until: time, limit: 1, after: "d1.i2.o3.c4")),
+                .track(TrackQuery(until: time)), .clearTrack(before: time),
+            ]
+            for operation in operations {
+                let request = ClientRequest(id: 9, operation: operation)
+                let line = request.encodedLine()
+                #expect(
+                    try ClientRequest.decode(line.dropLast()).get() == request,
+                    "\(String(decoding: line, as: UTF8.self))")
+            }
+        }
+    }
+
+    /// `akloc track` checks its times with the daemon's own rule: the same
+    /// error, word for word, as the daemon's reply to the same member.
+    @Test func theSharedTimeRuleRefusesAsTheDecoderDoes() throws {
+        let values: [JSONValue] = ["2026-13-01", "2026-02-30T10:00Z", "yesterday", -1, 1e300, true, ["x": 1]]
+        for value in values {
+            let line = #"{"op":"track","until":\#(value.jsonString)}"#
+            let decoded = try #require(failure(line), "\(line) was accepted")
+            #expect(throws: decoded, "\(line)") { try TrackTime.decode(value, field: "until") }
+        }
+        #expect(try TrackTime.decode(nil, field: "until") == nil)
+        #expect(try TrackTime.decode(.null, field: "until") == nil)
+        #expect(try TrackTime.decode(1.5, field: "until") == FixTime(secondsSince1970: 1, nanoseconds: 500_000_000))
+    }
+
     @Test func aPageRoundTrips() throws {
         var location = Location(latitude: 52.5, longitude: 13.4, altitude: 34, speed: 1.5, course: 90)
         location.timestamp = FixTime(secondsSince1970: 1_764_590_400)

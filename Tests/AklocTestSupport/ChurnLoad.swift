@@ -191,7 +191,8 @@ public final class ChurnLoad: @unchecked Sendable {
     /// sample, and the daemon's descriptors and resident memory from /proc.
     public func sample(daemonPID: pid_t, elapsed: Double) -> Sample {
         let (counts, connections) = takeCounts()
-        let running = kill(daemonPID, 0) == 0 && TestProcess.procStat(daemonPID).map { $0.state != "Z" } ?? false
+        let running =
+            Signal.processExists(daemonPID) && TestProcess.procStat(daemonPID).map { $0.state != "Z" } ?? false
         let descriptors = Self.openDescriptors(daemonPID)
         var resident: Int?
         if let status = try? String(contentsOfFile: "/proc/\(daemonPID)/status", encoding: .utf8) {

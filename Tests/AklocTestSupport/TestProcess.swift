@@ -1,3 +1,4 @@
+import AklocPosix
 import Foundation
 
 #if canImport(Glibc)
@@ -74,12 +75,8 @@ public final class TestProcess: @unchecked Sendable {
         defer { posix_spawnattr_destroy(&attributes) }
         // Own process group, so kill(-pid) reaches everything it forks;
         // default signal dispositions and an empty mask, whatever the test runner set.
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &empty)
+        SignalSet.all.withUnsafePointer { _ = posix_spawnattr_setsigdefault(&attributes, $0) }
+        SignalSet().withUnsafePointer { _ = posix_spawnattr_setsigmask(&attributes, $0) }
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(
             &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
@@ -125,14 +122,14 @@ public final class TestProcess: @unchecked Sendable {
     /// Sends `signal` to the process only.
     public func signal(_ signal: Int32) {
         guard isRunning else { return }
-        Glibc.kill(pid, signal)
+        try? Signal(rawValue: signal).send(to: pid)
     }
 
     /// SIGKILLs the whole process group and the process, then reaps it.
     public func kill() {
         if isRunning {
-            Glibc.kill(-pid, SIGKILL)
-            Glibc.kill(pid, SIGKILL)
+            try? Signal.kill.send(to: -pid)
+            try? Signal.kill.send(to: pid)
         }
         waitForExit(timeout: 10)
     }
@@ -208,7 +205,7 @@ public final class TestProcess: @unchecked Sendable {
     /// SIGKILLs `pid` (not our child) and waits up to `timeout` s for it to die.
     @discardableResult
     public static func killAndWait(_ pid: pid_t, timeout: Double = 10) -> Bool {
-        Glibc.kill(pid, SIGKILL)
+        try? Signal.kill.send(to: pid)
         let deadline = Date().addingTimeInterval(timeout)
         while !isDead(pid) {
             if Date() > deadline { return false }

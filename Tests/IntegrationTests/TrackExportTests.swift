@@ -171,6 +171,56 @@ struct TrackExportTests {
         #expect(csv.split(separator: "\n").count == points.count + 1)
     }
 
+    /// `akloc track clear` as an admin runs it: `--before` a point's time
+    /// keeps that point and every later one, then without `--before` nothing
+    /// is left; options of the export are refused (64), a date that does not
+    /// exist too (1, the daemon's words), and the track is untouched by both.
+    @Test func trackClearDeletesBeforeATimeThenEverything() throws {
+        guard LiveReplay.requireTools() else { return }
+        let replay = try LiveReplay(log: "haicom-305N", cycle: nil, config: Self.everyEpoch)
+        defer { replay.stop() }
+        _ = replay.fake.waitForExit(timeout: 60)
+        try MQTTTest.waitForReplayEnd(replay.daemon)
+        func received() throws -> [String] {
+            let ndjson = try Self.cli(replay.daemon, ["--format", "ndjson"]).stdout()
+            return try ndjson.split(separator: "\n").map {
+                let point = try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+                return try #require(point["receivedAt"] as? String, "\(point)")
+            }
+        }
+        func clear(_ arguments: [String]) throws -> TestProcess {
+            let process = try TestProcess(
+                Binaries.akloc, ["--socket", replay.daemon.socketPath, "track", "clear"] + arguments)
+            process.waitForExit(timeout: 30)
+            return process
+        }
+        let all = try received()
+        #expect(all.count > 50)
+
+        for (arguments, status, words) in [
+            (["--since", "1h"], 64, "--since"), (["--format", "csv"], 64, "--format"),
+            (["--before", "yesterday"], 64, "--before"), (["--before", "2026-13-01"], 1, "\"before\""),
+        ] as [([String], Int32, String)] {
+            let refused = try clear(arguments)
+            #expect(refused.exitCode == status, "\(arguments): \(refused.stderr())")
+            #expect(refused.stderr().contains(words), "\(arguments): \(refused.stderr())")
+        }
+        #expect(try received() == all, "a refused clear deletes nothing")
+
+        // A point later (to the millisecond) than the one before it: every
+        // earlier point was received before it, it and the later ones not.
+        let middle = try #require((all.count / 2..<all.count).first { all[$0] > all[$0 - 1] })
+        let cut = try clear(["--before", all[middle]])
+        #expect(cut.exitCode == 0, "\(cut.stderr())")
+        #expect(cut.stdout() == "cleared the track before \(all[middle])\n")
+        #expect(try received() == Array(all[middle...]))
+
+        let everything = try clear([])
+        #expect(everything.exitCode == 0, "\(everything.stderr())")
+        #expect(everything.stdout() == "cleared the track\n")
+        #expect(try received().isEmpty)
+    }
+
     @Test func sigkillAtRandomMomentsNeverLosesASyncedPointNorReturnsACorruptOne() throws {
         guard LiveReplay.requireTools() else { return }
         let syncInterval = 0.5
