@@ -80,18 +80,20 @@ extension Gazetteer {
             for place in places {
                 var distance = 0.0
                 if let near {
-                    // Full, the results take a place of this kind only if it is
-                    // no farther than their last. The arc is at least the chord
+                    // A place farther than `within` is out, and once full, the
+                    // results take a place of this kind only if it is no
+                    // farther than their last. The arc is at least the chord
                     // between the unit vectors (the k-d tree's; their Float
                     // components move it by under 2 m, hence 10 m of slack):
-                    // most of a one-letter query's thousands of places then
-                    // need no haversine.
-                    if let worst = top.worstDistance {
+                    // most of a short query's thousands of places then need no
+                    // haversine.
+                    let reach = min(top.worstDistance ?? .infinity, within > 0 ? within : .infinity)
+                    if reach < .infinity {
                         let v = vector(at: place)
                         let chord =
                             ((target.x - v.0) * (target.x - v.0) + (target.y - v.1) * (target.y - v.1)
                             + (target.z - v.2) * (target.z - v.2)).squareRoot()
-                        if Location.earthRadius * chord - 10 > worst { continue }
+                        if Location.earthRadius * chord - 10 > reach { continue }
                     }
                     distance = near.distance(to: try coordinate(at: place))
                     if within > 0, distance > within { continue }
