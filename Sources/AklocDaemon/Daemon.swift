@@ -82,7 +82,7 @@ actor Daemon {
         stateStore: StateStore?, sessions: any SessionMonitor, logger: Logger,
         environment: DaemonEnvironment = DaemonEnvironment()
     ) {
-        executor = QueueExecutor(label: "akloc.daemon")
+        executor = QueueExecutor(queue: environment.queue ?? DispatchQueue(label: "akloc.daemon"))
         self.options = options
         self.configuration = configuration
         let socketPath = options.socketPath ?? configuration.socket.path

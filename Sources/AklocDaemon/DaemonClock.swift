@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGPSD
+import AklocPosix
 import Dispatch
 
 /// The daemon's time: the clocks, and one-shot timers whose handlers run on
@@ -62,5 +63,41 @@ final class DispatchClock: DaemonClock {
         }
 
         func cancel() { source.cancel() }
+    }
+}
+
+/// aklocd's clock: `SystemClock` and the timers of the main thread's
+/// `EventLoop`, which fire on that thread with no hop to libdispatch's
+/// manager thread (a DispatchSourceTimer wakes it, and it wakes the queue's
+/// thread: two context switches per timer, several per epoch with the
+/// engine's epoch wait). Leeway lets the loop fire nearby timers together.
+final class EventLoopClock: DaemonClock {
+    let loop: EventLoop
+
+    init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    func now() -> Instant { SystemClock.monotonicNow() }
+    func wallNow() -> FixTime { SystemClock.wallNow() }
+
+    func makeTimer(_ handler: @escaping () -> Void) -> any DaemonTimer {
+        Timer(loop.makeTimer(handler))
+    }
+
+    private final class Timer: DaemonTimer {
+        private let timer: EventLoopTimer
+
+        init(_ timer: EventLoopTimer) {
+            self.timer = timer
+        }
+
+        deinit { timer.cancel() }
+
+        func schedule(at deadline: Instant?, leeway: Double) {
+            timer.schedule(at: deadline?.nanoseconds, leeway: Int64((max(0, leeway) * 1e9).rounded()))
+        }
+
+        func cancel() { timer.cancel() }
     }
 }

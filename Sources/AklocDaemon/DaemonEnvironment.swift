@@ -8,6 +8,9 @@ import Dispatch
 /// ones; the embedded-daemon tests pass a manual clock, `.none` for the
 /// listener (in-memory clients are handed in), and sources they drive.
 struct DaemonEnvironment: Sendable {
+    /// The daemon's queue: aklocd's is the main queue, run by its EventLoop
+    /// (DaemonMain); nil: a private serial queue (tests).
+    var queue: DispatchQueue?
     var makeClock: @Sendable (DispatchQueue) -> any DaemonClock = { DispatchClock(queue: $0) }
     /// nil: the socket systemd passed, else `--socket` or `[socket] path`.
     var listening: ClientServer.Listening?

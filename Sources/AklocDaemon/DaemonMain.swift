@@ -83,9 +83,22 @@ public enum DaemonMain {
             fail(ExitCode.osError, "aklocd: socket activation: \(error)")
         }
 
+        // One thread runs the daemon: it waits in epoll_wait itself and runs
+        // the handlers, timers and the main queue's jobs (EventLoop.swift);
+        // made before anything is watched on the main queue.
+        let loop: EventLoop
+        do {
+            loop = try EventLoop.main()
+        } catch {
+            fail(ExitCode.osError, "aklocd: cannot make the event loop: \(error)")
+        }
+        var environment = DaemonEnvironment()
+        // The loop's own wrapper of the main queue, so every component sees one object.
+        environment.queue = loop.queue
+        environment.makeClock = { _ in EventLoopClock(loop: loop) }
         let daemon = Daemon(
             options: options, configuration: loaded.configuration, configPath: options.configPath, engine: engine,
-            stateStore: store, sessions: LogindSessionMonitor(), logger: logger)
+            stateStore: store, sessions: LogindSessionMonitor(), logger: logger, environment: environment)
         daemon.queue.async {
             daemon.assumeIsolated { daemon in
                 do {
@@ -96,7 +109,9 @@ public enum DaemonMain {
                 }
             }
         }
-        dispatchMain()
+        loop.run()
+        // `stop` exits the process (Daemon+Lifecycle.swift); nothing stops the loop.
+        exit(0)
     }
 
     private static func succeed(_ text: String) -> Never {

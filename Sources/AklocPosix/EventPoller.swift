@@ -24,6 +24,11 @@ import Synchronization
 /// Level-triggered: a handler that leaves data unread is called again on the
 /// next round. Used only on its queue; it goes away with the last descriptor
 /// it watches (a client library makes a queue per connection).
+///
+/// An `EventLoop` owns its queue's poller instead (aklocd's main queue): no
+/// dispatch source then, the loop's thread waits in `epoll_wait` on it
+/// itself (`wait(milliseconds:)`), so a ready descriptor's handler runs with
+/// no thread hop; a call from another thread reaches it through the loop.
 final class EventPoller: @unchecked Sendable {
     // @unchecked: every member but `queue` is touched only on `queue`.
 
@@ -45,25 +50,67 @@ final class EventPoller: @unchecked Sendable {
 
     /// The poller for `queue`, made the first time a descriptor is watched on it.
     static func shared(for queue: DispatchQueue) -> EventPoller {
-        pollers.withLock { pollers in
+        // A loop's poller is found by the queue's own mark as well: Swift
+        // wraps a queue in a new object each time `DispatchQueue.main` is
+        // read. Callers are on `queue` (FileDescriptor checks), so the mark
+        // is that queue's.
+        let mark = DispatchQueue.getSpecific(key: queueKey)
+        return pollers.withLock { pollers in
             if let poller = pollers[ObjectIdentifier(queue)] { return poller }
-            let poller = EventPoller(queue: queue)
+            if let mark, let poller = loopPollers.withLock({ $0[mark] }) {
+                return poller
+            }
+            let poller = EventPoller(queue: queue, hop: nil)
             pollers[ObjectIdentifier(queue)] = poller
             return poller
         }
     }
 
-    private init(queue: DispatchQueue) {
+    /// The poller an `EventLoop` waits on for `queue`: it stays for the
+    /// loop's life, and a call from another thread runs through `hop`
+    /// (which wakes the loop). Fails when `queue` already has a poller.
+    static func owned(by hop: @escaping (@escaping () -> Void) -> Void, for queue: DispatchQueue) -> EventPoller? {
+        pollers.withLock { pollers in
+            guard pollers[ObjectIdentifier(queue)] == nil else { return nil }
+            let poller = EventPoller(queue: queue, hop: hop)
+            pollers[ObjectIdentifier(queue)] = poller
+            loopPollers.withLock { $0[poller.identity] = poller }
+            return poller
+        }
+    }
+
+    /// The loops' pollers by their queue's mark (see `shared(for:)`).
+    private static let loopPollers = Mutex<[UInt: EventPoller]>([:])
+
+    /// Runs a call from another thread on the loop that owns this poller
+    /// (nil: a dispatch-source poller, which hops with `queue.async`).
+    private let hop: ((@escaping () -> Void) -> Void)?
+
+    private init(queue: DispatchQueue, hop: ((@escaping () -> Void) -> Void)?) {
         self.queue = queue
+        self.hop = hop
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epoll >= 0, "epoll_create1: \(Errno.current)")
-        let source = DispatchSource.makeReadSource(fileDescriptor: epoll, queue: queue)
-        // Strong: the source's handlers are released when it is cancelled.
-        source.setEventHandler { [self] in drain() }
-        source.setCancelHandler { [epoll] in Syscall.close(epoll) }
-        source.activate()
-        self.source = source
+        if hop == nil {
+            let source = DispatchSource.makeReadSource(fileDescriptor: epoll, queue: queue)
+            // Strong: the source's handlers are released when it is cancelled.
+            source.setEventHandler { [self] in drain(milliseconds: 0) }
+            source.setCancelHandler { [epoll] in Syscall.close(epoll) }
+            source.activate()
+            self.source = source
+        }
         queue.setSpecific(key: Self.queueKey, value: identity)
+    }
+
+    /// The loop is done with its poller: the queue may have another.
+    func retire() {
+        Self.pollers.withLock { pollers in
+            if pollers[ObjectIdentifier(queue)] === self { pollers[ObjectIdentifier(queue)] = nil }
+        }
+        _ = Self.loopPollers.withLock { $0.removeValue(forKey: identity) }
+        queue.setSpecific(key: Self.queueKey, value: nil)
+        targets.removeAll()
+        if source == nil { Syscall.close(epoll) }
     }
 
     private var identity: UInt { UInt(bitPattern: ObjectIdentifier(self)) }
@@ -75,8 +122,9 @@ final class EventPoller: @unchecked Sendable {
     /// (a manager released on another thread closing its socket).
     func perform(_ body: @escaping () -> Void) {
         if isCurrent { return body() }
-        let hop = Hop(body: body)
-        queue.async { hop.body() }
+        if let hop { return hop(body) }
+        let job = Hop(body: body)
+        queue.async { job.body() }
     }
 
     private struct Hop: @unchecked Sendable {
@@ -111,7 +159,8 @@ final class EventPoller: @unchecked Sendable {
     /// the last one the poller retires: the next watch makes a new one.
     func remove(_ token: UInt64) {
         targets[token] = nil
-        guard targets.isEmpty else { return }
+        // A loop's poller lives as long as the loop (`retire`).
+        guard targets.isEmpty, hop == nil else { return }
         Self.pollers.withLock { pollers in
             if pollers[ObjectIdentifier(queue)] === self { pollers[ObjectIdentifier(queue)] = nil }
         }
@@ -121,16 +170,32 @@ final class EventPoller: @unchecked Sendable {
         source = nil
     }
 
-    private func drain() {
-        let count = events.withUnsafeMutableBufferPointer { buffer in
-            (try? Syscall.retryingOnEINTR { epoll_wait(epoll, buffer.baseAddress, Int32(buffer.count), 0) }) ?? 0
+    /// Waits up to `milliseconds` (-1: for ever) for a descriptor to be
+    /// ready, then calls the targets of those that are: the loop's wait.
+    /// Returns how many were ready (0: the time passed, or a signal came).
+    @discardableResult
+    func wait(milliseconds: Int32) -> Int {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return drain(milliseconds: milliseconds)
+    }
+
+    @discardableResult
+    private func drain(milliseconds: Int32) -> Int {
+        // EINTR is not retried here: the loop recomputes its timeout first.
+        let count: Int32 = events.withUnsafeMutableBufferPointer { buffer in
+            let result = try? Syscall.retryingOnEINTR {
+                let count = epoll_wait(epoll, buffer.baseAddress, Int32(buffer.count), milliseconds)
+                return count < 0 && errno == EINTR ? 0 : count
+            }
+            return result ?? 0
         }
-        guard count > 0 else { return }
+        guard count > 0 else { return 0 }
         // Copied out: a handler may watch more descriptors, or close them.
         let ready = (0..<Int(count)).map { (events[$0].data.u64, events[$0].events) }
         for (token, reported) in ready {
             let target = targets[token]
             target?.poller(self, didReport: reported)
         }
+        return Int(count)
     }
 }

@@ -120,7 +120,8 @@ public final class FileDescriptor {
         dispatchPrecondition(condition: .onQueue(queue))
         precondition(!isClosing, "watching a descriptor that is being closed")
         let poller = self.poller ?? EventPoller.shared(for: queue)
-        precondition(poller.queue === queue, "one descriptor, one queue")
+        // On `queue` (checked above), so its poller is the current one.
+        precondition(poller.isCurrent, "one descriptor, one queue")
         if self.poller == nil {
             self.poller = poller
             token = poller.add(self)
