@@ -36,8 +36,16 @@ public struct CountryTable: Sendable {
     /// Sorted by alpha-2.
     public let countries: [Country]
     private let byCode: [String: Int]
-    /// Folded names per country, for the search.
-    private let foldedNames: [[String]]
+    /// Each country's search keys, folded once here so a query only compares.
+    private let searchKeys: [SearchKeys]
+
+    private struct SearchKeys: Sendable {
+        var code: String
+        /// Empty for a country without one (XK).
+        var alpha3: String
+        /// `TextFolding.searchForms` of every name.
+        var names: [FoldedText]
+    }
 
     /// Throws `GeoDataReader.Error` for a calling-codes file that is not
     /// UTF-8 lines of `XX<TAB>+NNN[<TAB>name]`, or a record with a bad code.
@@ -87,7 +95,12 @@ public struct CountryTable: Sendable {
             if !country.alpha3.isEmpty { byCode[country.alpha3] = index }
         }
         self.byCode = byCode
-        foldedNames = countries.map { $0.names.flatMap(Self.searchForms) }
+        searchKeys = countries.map { country in
+            SearchKeys(
+                code: TextFolding.fold(country.code),
+                alpha3: country.alpha3.isEmpty ? "" : TextFolding.fold(country.alpha3),
+                names: country.names.flatMap(TextFolding.searchForms).map(FoldedText.init))
+        }
     }
 
     // MARK: Lookups
@@ -141,25 +154,33 @@ public struct CountryTable: Sendable {
             throw GeoQueryError(
                 .queryTooLong, field: field, "\(field) is longer than \(Self.maximumQueryLength) characters")
         }
-        let folded = TextFolding.fold(query)
-        guard !folded.isEmpty else {
+        let folded = FoldedText(TextFolding.fold(query))
+        guard !folded.text.isEmpty else {
             throw GeoQueryError(.emptyQuery, field: field, "\(field) has no letters or digits")
         }
         var ranked: [(rank: Int, country: Country)] = []
-        for (index, country) in countries.enumerated() {
-            let localized = catalog.flatMap { $0.translations[country.name] }
-            let names = foldedNames[index] + (localized.map(Self.searchForms) ?? [])
-            var result = country
-            result.localizedName = localized
-            if folded == TextFolding.fold(country.code)
-                || (!country.alpha3.isEmpty && folded == TextFolding.fold(country.alpha3))
+        for (index, keys) in searchKeys.enumerated() {
+            let name = countries[index].name
+            // The catalog folded its translations when it was read.
+            let localized = catalog?.searchForms[name] ?? []
+            let rank: Int
+            // The query folds to something, so an empty alpha3 never matches.
+            if folded.text == keys.code || folded.text == keys.alpha3 {
+                rank = 0
+            } else if keys.names.contains(where: { $0.hasPrefix(folded) })
+                || localized.contains(where: { $0.hasPrefix(folded) })
             {
-                ranked.append((0, result))
-            } else if names.contains(where: { $0.hasPrefix(folded) }) {
-                ranked.append((1, result))
-            } else if names.contains(where: { TextFolding.hasWordPrefix($0, folded) }) {
-                ranked.append((2, result))
+                rank = 1
+            } else if keys.names.contains(where: { $0.hasWordPrefix(folded) })
+                || localized.contains(where: { $0.hasWordPrefix(folded) })
+            {
+                rank = 2
+            } else {
+                continue
             }
+            var result = countries[index]
+            result.localizedName = catalog?.translations[name]
+            ranked.append((rank, result))
         }
         return ranked.sorted { ($0.rank, $0.country.name) < ($1.rank, $1.country.name) }.map(\.country)
     }
@@ -169,18 +190,6 @@ public struct CountryTable: Sendable {
         var result = country
         result.localizedName = catalog.translations[country.name]
         return result
-    }
-
-    /// The folded name, and, where it has an apostrophe, the folded name with
-    /// the apostrophe as a space: TextFolding drops apostrophes ("Za'abeel"
-    /// is "zaabeel"), but "ivoire" should find "Côte d'Ivoire".
-    static func searchForms(_ name: String) -> [String] {
-        let folded = TextFolding.fold(name)
-        let apostrophes: Set<Unicode.Scalar> = ["'", "\u{2019}", "\u{02BC}"]
-        guard name.unicodeScalars.contains(where: apostrophes.contains) else { return [folded] }
-        var spaced = String.UnicodeScalarView()
-        for scalar in name.unicodeScalars { spaced.append(apostrophes.contains(scalar) ? " " : scalar) }
-        return [folded, TextFolding.fold(String(spaced))]
     }
 
     // MARK: Checks

@@ -1,3 +1,5 @@
+import AklocCore
+
 extension Gazetteer {
     /// Longest query accepted, in UTF-8 bytes before folding.
     public static let maxQueryBytes = 256
@@ -48,11 +50,14 @@ extension Gazetteer {
         // tens of thousands of entries; then a byte per place beats a dictionary.
         let first = try bound(folded, below: 0)
         let last = try bound(folded, below: 1)
+        // The entries whose text is the query itself sort first among those
+        // that start with it: no entry needs its text read to tell.
+        let exactEnd = try firstLonger(than: folded.count, in: first..<last)
         var byMatch: [[Int]] = [[], [], []]
         if last - first > 4096 {
             var marks = [UInt8](repeating: 0, count: count)
             for entry in first..<last {
-                let (place, match) = try self.entry(entry, queryLength: folded.count)
+                let (place, match) = try self.entry(entry, exact: entry < exactEnd)
                 let mark = UInt8(match.rawValue + 1)
                 if marks[place] == 0 || mark < marks[place] { marks[place] = mark }
             }
@@ -60,7 +65,7 @@ extension Gazetteer {
         } else {
             var best: [Int: Match] = [:]
             for entry in first..<last {
-                let (place, match) = try self.entry(entry, queryLength: folded.count)
+                let (place, match) = try self.entry(entry, exact: entry < exactEnd)
                 if best[place].map({ match < $0 }) ?? true { best[place] = match }
             }
             for (place, match) in best { byMatch[match.rawValue].append(place) }
@@ -69,11 +74,27 @@ extension Gazetteer {
         // Pass 2: best match kind first; a kind is looked at only while the
         // results are not full, since any place of it ranks below them all.
         var top = TopResults(limit: limit)
+        let target = near?.unitVector ?? (x: 0, y: 0, z: 0)
         for (kind, places) in byMatch.enumerated() {
             if top.isFull { break }
             for place in places {
                 var distance = 0.0
                 if let near {
+                    // A place farther than `within` is out, and once full, the
+                    // results take a place of this kind only if it is no
+                    // farther than their last. The arc is at least the chord
+                    // between the unit vectors (the k-d tree's; their Float
+                    // components move it by under 2 m, hence 10 m of slack):
+                    // most of a short query's thousands of places then need no
+                    // haversine.
+                    let reach = min(top.worstDistance ?? .infinity, within > 0 ? within : .infinity)
+                    if reach < .infinity {
+                        let v = vector(at: place)
+                        let chord =
+                            ((target.x - v.0) * (target.x - v.0) + (target.y - v.1) * (target.y - v.1)
+                            + (target.z - v.2) * (target.z - v.2)).squareRoot()
+                        if Location.earthRadius * chord - 10 > reach { continue }
+                    }
                     distance = near.distance(to: try coordinate(at: place))
                     if within > 0, distance > within { continue }
                 }
@@ -90,15 +111,27 @@ extension Gazetteer {
         return results
     }
 
-    /// One index entry's place and how it matches, given that the query
-    /// (of `queryLength` bytes) is a prefix of its text.
-    private func entry(_ entry: Int, queryLength: Int) throws(GeoDataReader.Error) -> (place: Int, match: Match) {
+    /// One index entry's place and how it matches, given that the query is
+    /// a prefix of its text, and whether its text is the query itself.
+    private func entry(_ entry: Int, exact: Bool) throws(GeoDataReader.Error) -> (place: Int, match: Match) {
         let value = try index.uint32(at: entry * Self.entrySize + 4)
         let place = Int(value >> 2)
         guard place < count else { throw GeoDataReader.Error(.corrupt, "index entry \(entry) names place \(place)") }
         guard value & 2 != 0 else { return (place, .wordPrefix) }
-        let start = Int(try index.uint32(at: entry * Self.entrySize))
-        return (place, try pool.uint8(at: start + queryLength) == 0 ? .exact : .prefix)
+        return (place, exact ? .exact : .prefix)
+    }
+
+    /// The first entry of `range` (all starting with a query of `length`
+    /// bytes) whose text goes on past it; the ones before are the query.
+    private func firstLonger(than length: Int, in range: Range<Int>) throws(GeoDataReader.Error) -> Int {
+        var low = range.lowerBound
+        var high = range.upperBound
+        while low < high {
+            let mid = low + (high - low) / 2
+            let start = Int(try index.uint32(at: mid * Self.entrySize))
+            if try pool.uint8(at: start + length) == 0 { low = mid + 1 } else { high = mid }
+        }
+        return low
     }
 
     /// The first index entry whose comparison with `query` is not below
@@ -140,6 +173,9 @@ private struct TopResults {
     }
 
     var isFull: Bool { rows.count >= limit }
+
+    /// The last row's distance, once the rows are full.
+    var worstDistance: Double? { isFull ? rows.last?.distance : nil }
 
     static func less(_ a: Row, _ b: Row) -> Bool {
         (a.match, a.distance, a.population, a.place) < (b.match, b.distance, b.population, b.place)

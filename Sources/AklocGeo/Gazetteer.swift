@@ -36,6 +36,8 @@ public struct Gazetteer: Sendable {
     /// cities5000): such a search visits every record (10 ms), so the answer
     /// is remembered. A lock-protected set shared by copies of the gazetteer.
     private let placeless = PlacelessCountries()
+    /// The split axes read so far (`SplitAxes`: the search's hot bytes, apart from the records).
+    private let splitAxes: SplitAxes
 
     final class PlacelessCountries: Sendable {
         let keys = Mutex<Set<UInt16>>([])
@@ -91,6 +93,7 @@ public struct Gazetteer: Sendable {
         zones = GeoDataReader(slices[3])
         index = GeoDataReader(slices[4])
         pool = GeoDataReader(slices[5])
+        splitAxes = SplitAxes(count: count)
     }
 
     // MARK: Records
@@ -180,13 +183,12 @@ public struct Gazetteer: Sendable {
             filter = key
         }
         if let filter, placeless.keys.withLock({ $0.contains(filter) }) { return nil }
-        var search = NearestSearch(target: point.unitVector)
-        try search.visit(self, 0, count, filter)
-        guard search.best >= 0 else {
+        let best = try NearestSearch.nearest(in: self, to: point.unitVector, filter: filter)
+        guard best >= 0 else {
             if let filter { placeless.keys.withLock { _ = $0.insert(filter) } }
             return nil
         }
-        return try place(at: search.best)
+        return try place(at: best)
     }
 
     /// Every place within `radius` metres of `point`, nearest first.
@@ -212,15 +214,25 @@ public struct Gazetteer: Sendable {
         return result
     }
 
+    /// Record `index`'s unit vector (Float32 components); `index` below `count`.
+    @inline(__always)
+    func vector(at index: Int) -> (Double, Double, Double) {
+        let base = index * Self.vectorSize
+        return (
+            Double(vectors.loadUnaligned(fromByteOffset: base, as: Float32.self)),
+            Double(vectors.loadUnaligned(fromByteOffset: base + 4, as: Float32.self)),
+            Double(vectors.loadUnaligned(fromByteOffset: base + 8, as: Float32.self))
+        )
+    }
+
     /// The split point's unit vector and axis of the subtree [low, high).
     @inline(__always)
     func node(_ index: Int) throws(GeoDataReader.Error) -> (v: (Double, Double, Double), axis: Int) {
-        let base = index * Self.vectorSize
-        let x = Double(vectors.loadUnaligned(fromByteOffset: base, as: Float32.self))
-        let y = Double(vectors.loadUnaligned(fromByteOffset: base + 4, as: Float32.self))
-        let z = Double(vectors.loadUnaligned(fromByteOffset: base + 8, as: Float32.self))
+        let (x, y, z) = vector(at: index)
+        if let axis = splitAxes.axis(index) { return ((x, y, z), axis) }
         let axis = Int(try records.uint8(at: index * Self.recordSize + 34))
         guard axis < 3 else { throw GeoDataReader.Error(.corrupt, "place \(index) splits on axis \(axis)") }
+        splitAxes.remember(index, axis: axis)
         return ((x, y, z), axis)
     }
 
@@ -237,40 +249,5 @@ public struct Gazetteer: Sendable {
         let diff = axis == 0 ? dx : axis == 1 ? dy : dz
         if diff <= 0 || diff * diff <= limit { try collect(low, mid, target, limit, &found) }
         if diff >= 0 || diff * diff <= limit { try collect(mid + 1, high, target, limit, &found) }
-    }
-}
-
-/// Branch-and-bound over the implicit k-d tree: the middle element of each
-/// range splits it; the far side is searched only if the splitting plane is
-/// nearer than the best so far.
-private struct NearestSearch {
-    let target: (x: Double, y: Double, z: Double)
-    var best = -1
-    var bestSquared = Double.infinity
-
-    init(target: (x: Double, y: Double, z: Double)) {
-        self.target = target
-    }
-
-    mutating func visit(_ gazetteer: Gazetteer, _ low: Int, _ high: Int, _ filter: UInt16?) throws(GeoDataReader.Error)
-    {
-        guard low < high else { return }
-        let mid = low + (high - low) / 2
-        let (v, axis) = try gazetteer.node(mid)
-        let dx = target.x - v.0
-        let dy = target.y - v.1
-        let dz = target.z - v.2
-        let squared = dx * dx + dy * dy + dz * dz
-        if squared < bestSquared {
-            if try filter.map({ (key) throws(GeoDataReader.Error) in try gazetteer.countryKey(at: mid) == key }) ?? true
-            {
-                best = mid
-                bestSquared = squared
-            }
-        }
-        let diff = axis == 0 ? dx : axis == 1 ? dy : dz
-        let (near, far) = diff <= 0 ? ((low, mid), (mid + 1, high)) : ((mid + 1, high), (low, mid))
-        try visit(gazetteer, near.0, near.1, filter)
-        if diff * diff < bestSquared { try visit(gazetteer, far.0, far.1, filter) }
     }
 }

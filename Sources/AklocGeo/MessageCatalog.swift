@@ -6,6 +6,10 @@ public struct MessageCatalog: Hashable, Sendable {
 
     /// Translations by their English msgid.
     public let translations: [String: String]
+    /// Each translation's `TextFolding.searchForms`, by msgid: folded once,
+    /// when the catalog is read (the daemon keeps one per locale), so that a
+    /// country search with a locale only compares.
+    let searchForms: [String: [FoldedText]]
 
     public init(_ bytes: UnsafeRawBufferPointer) throws(GeoDataReader.Error) {
         guard bytes.count <= Self.maximumSize else {
@@ -51,6 +55,7 @@ public struct MessageCatalog: Hashable, Sendable {
             translations[key] = value
         }
         self.translations = translations
+        searchForms = translations.mapValues { TextFolding.searchForms($0).map(FoldedText.init) }
     }
 
     /// The catalog files to try for a locale such as "de", "pt_BR" or

@@ -28,6 +28,21 @@ public enum TextFolding {
         return String(out)
     }
 
+    /// The forms a name is searched by: its folded form, and where it has an
+    /// apostrophe, the folded form with the apostrophe as a space. `fold`
+    /// drops apostrophes ("Za'abeel" is "zaabeel"), but "ivoire" should find
+    /// "Côte d'Ivoire".
+    public static func searchForms(_ name: String) -> [String] {
+        let folded = fold(name)
+        guard name.unicodeScalars.contains(where: wordApostrophes.contains) else { return [folded] }
+        var spaced = String.UnicodeScalarView()
+        for scalar in name.unicodeScalars { spaced.append(wordApostrophes.contains(scalar) ? " " : scalar) }
+        return [folded, fold(String(spaced))]
+    }
+
+    /// The apostrophes `searchForms` also reads as a space (d'Ivoire, d’Ivoire).
+    private static let wordApostrophes: Set<Unicode.Scalar> = ["'", "\u{2019}", "\u{02BC}"]
+
     /// The words of the folded form.
     public static func words(_ text: some StringProtocol) -> [Substring] {
         fold(text).split(separator: " ")

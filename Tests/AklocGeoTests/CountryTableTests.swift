@@ -78,6 +78,68 @@ import Testing
         #expect(try table.countries(matching: "zzzz").isEmpty)
     }
 
+    /// Every country's names folded with String's rules, and its codes; with
+    /// the German catalog, its German name too.
+    static func bruteForms(catalog: MessageCatalog?) -> [(country: Country, codes: [String], names: [String])] {
+        table.countries.map { country in
+            var names = [country.name, country.officialName, country.commonName].compactMap { $0 }
+            if let localized = catalog?.translations[country.name] { names.append(localized) }
+            let spaced = names.map { String($0.map { "'\u{2019}\u{02BC}".contains($0) ? " " : $0 }) }
+            let codes = [country.code, country.alpha3].filter { !$0.isEmpty }.map(TextFolding.fold)
+            return (country, codes, (names + spaced).map(TextFolding.fold))
+        }
+    }
+    static let bruteEnglish = bruteForms(catalog: nil)
+    static let bruteGerman = bruteForms(catalog: german)
+
+    /// The search rule by a scan with String's prefix tests: codes first,
+    /// then names that start with the query, then names with a word that does.
+    static func bruteSearch(_ query: String, catalog: MessageCatalog?) -> [String] {
+        let folded = TextFolding.fold(query)
+        var ranked: [(Int, String, String)] = []
+        for (country, codes, names) in catalog == nil ? bruteEnglish : bruteGerman {
+            if codes.contains(folded) {
+                ranked.append((0, country.name, country.code))
+            } else if names.contains(where: { $0.hasPrefix(folded) }) {
+                ranked.append((1, country.name, country.code))
+            } else if names.contains(where: { TextFolding.hasWordPrefix($0, folded) }) {
+                ranked.append((2, country.name, country.code))
+            }
+        }
+        return ranked.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
+    }
+
+    /// Prefixes of names (English, official, common and German), of later
+    /// words, and codes, against the scan, with and without the catalog.
+    @Test func nameSearchAgreesWithAScanOfEveryName() throws {
+        var random = GeoFixtures.Random(seed: 31)
+        var queries = [
+            "gb", "GBR", "xk", "neth", "united k", "ivoire", "d'ivoire", "CÔTE", "zzzz", "Niederl", "Deutschland",
+            "Россия", "日本",
+        ]
+        for country in table.countries {
+            var names = [country.name, country.officialName, country.commonName].compactMap { $0 }
+            if let german = Self.german.translations[country.name] { names.append(german) }
+            let name = names.randomElement(using: &random)!
+            let word = name.split(separator: " ").randomElement(using: &random)!
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0: queries.append(String(name.prefix(Int.random(in: 1...8, using: &random))))
+            case 1: queries.append(String(word.prefix(Int.random(in: 1...6, using: &random))).uppercased())
+            default: queries.append(String(name.dropFirst(Int.random(in: 1...3, using: &random)).prefix(5)))
+            }
+        }
+        var compared = 0
+        for query in queries where !TextFolding.fold(query).isEmpty {
+            for catalog in [nil, Self.german] {
+                let found = try table.countries(matching: query, catalog: catalog)
+                #expect(found.map(\.code) == Self.bruteSearch(query, catalog: catalog), "\(query.debugDescription)")
+                #expect(found.allSatisfy { $0.localizedName == catalog?.translations[$0.name] })
+                compared += 1
+            }
+        }
+        #expect(compared > 500)
+    }
+
     @Test func localizedNamesFromTheIsoCodesCatalog() throws {
         let german = Self.german
         let found = try table.countries(matching: "Deutschland", catalog: german)

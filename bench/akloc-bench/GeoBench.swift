@@ -185,6 +185,27 @@ enum GeoBench {
             measure("searchPlaces, 1 letter, anywhere (worst case)", oneLetter, "") {
                 _ = try? gazetteer.searchPlaces($0.0, near: $0.1, within: 0, limit: 10)
             })
+        // The `countries` op's name search: prefixes of every country's
+        // name (1 to 6 letters, as a user types), codes, later words, misses;
+        // with the German catalog, German names.
+        let names = lookups.countries.countries.map(\.name)
+        var countryQueries = ["gb", "GBR", "us", "neth", "united k", "kingdom", "ivoire", "curacao", "CÔTE", "zzzz"]
+        for (i, name) in names.enumerated() { countryQueries.append(String(name.prefix(1 + i % 6))) }
+        rows.append(
+            measure("countries(matching:), \(countryQueries.count) name and code queries", countryQueries, "") {
+                _ = try? lookups.countries.countries(matching: $0)
+            })
+        if let catalogBytes = FileManager.default.contents(atPath: "/usr/share/locale/de/LC_MESSAGES/iso_3166-1.mo"),
+            let german = catalogBytes.withUnsafeBytes({ try? MessageCatalog($0) })
+        {
+            let germanQueries = names.enumerated().map { i, name in
+                String((german.translations[name] ?? name).prefix(1 + i % 6))
+            }
+            rows.append(
+                measure("countries(matching:) with the German catalog (locale de)", germanQueries, "") {
+                    _ = try? lookups.countries.countries(matching: $0, catalog: german)
+                })
+        }
         memory.append(("after every timed lookup (\(rows.reduce(0) { $0 + $1.count * rounds }) of them)", resident()))
 
         let section = markdown(rows: rows, memory: memory, files: files, command: command)
