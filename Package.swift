@@ -57,9 +57,18 @@ let package = Package(
         ),
         // The Swift runtime linked in statically, as the Debian package ships it:
         // 1.9 MB less resident memory per aklocd (BENCHMARKS.md, issue 19).
+        // Linked by the toolchain's lld with packed relative relocations (DT_RELR,
+        // glibc ≥ 2.36) and no exported symbols, so the loader no longer reads
+        // 705 KiB of relocations and 406 KiB of dynamic symbols at every start:
+        // 0.9 MiB less peak (bench/NOTES.md).
         .executableTarget(
             name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"],
-            linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
+            linkerSettings: [
+                .unsafeFlags([
+                    "-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                    "-Xlinker", "--no-export-dynamic",
+                ])
+            ]),
         .executableTarget(
             name: "akloc", dependencies: ["AklocCore", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol"],
             // The map page's files, compiled into the binary (docs/map.md).

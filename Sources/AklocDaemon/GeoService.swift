@@ -21,6 +21,8 @@ final class GeoService: Component {
     static let files = [
         "places.bin", "borders.bin", "timezones.bin", "zone-countries.tsv", "calling-codes.tsv",
     ]
+    /// The indexed files, read a few pages per lookup; the tables are read whole.
+    static let indexedFiles: Set<String> = ["places.bin", "borders.bin", "timezones.bin"]
     static let isoCodesJSON = "/usr/share/iso-codes/json/iso_3166-1.json"
     static let localeDirectory = "/usr/share/locale"
     /// Locales whose names are iso-codes' own (English) names: no catalog.
@@ -92,7 +94,7 @@ final class GeoService: Component {
         for file in Self.files {
             let path = "\(directory)/\(file)"
             do {
-                mapped[file] = try MappedFile(path: path)
+                mapped[file] = try MappedFile(path: path, access: Self.indexedFiles.contains(file) ? .random : .normal)
             } catch {
                 throw LoadError(message: "\(path): \(error.message)", fileMissing: error == .noSuchFile)
             }

@@ -13,10 +13,20 @@ public final class MappedFile: Sendable {
     // Read-only pages for the whole life of the object: safe to share.
     nonisolated(unsafe) public let bytes: UnsafeRawBufferPointer
 
+    /// How the pages will be read.
+    public enum Access: Sendable {
+        /// The kernel's default: a page fault reads ahead around the page.
+        case normal
+        /// Lookups that hop through an index (`MADV_RANDOM`): a fault reads
+        /// the one page it needs, so a lookup makes resident only its path,
+        /// not the read-ahead around every page on it (bench/NOTES.md).
+        case random
+    }
+
     /// Maps `path`; `limit` bounds the size a caller accepts (a damaged or
     /// wrong path must not map gigabytes). Not a regular file: `EINVAL`; a
     /// directory: `EISDIR`; larger than `limit`: `EFBIG`.
-    public init(path: String, limit: Int = 1 << 30) throws(Errno) {
+    public init(path: String, limit: Int = 1 << 30, access: Access = .normal) throws(Errno) {
         let fd = try Syscall.retryingOnEINTR { open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) }
         defer { Syscall.close(fd) }
         var info = stat()
@@ -31,6 +41,8 @@ public final class MappedFile: Sendable {
             return
         }
         let address = try Syscall.mapping { mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0) }
+        // Advice only: a kernel that refuses it reads ahead as before.
+        if access == .random { _ = madvise(address, size, MADV_RANDOM) }
         bytes = UnsafeRawBufferPointer(start: address, count: size)
     }
 

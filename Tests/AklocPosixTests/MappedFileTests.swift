@@ -15,6 +15,17 @@ import Testing
         #expect(try MappedFile(path: scratch.file("empty")).bytes.isEmpty)
     }
 
+    /// Random access only changes how the kernel reads the pages in (what it
+    /// makes resident is measured by `make bench`, not asserted here).
+    @Test func randomAccessReadsTheSameBytes() throws {
+        let scratch = ScratchFiles()
+        let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        scratch.write("data.bin", bytes)
+        let mapped = try MappedFile(path: scratch.file("data.bin"), access: .random)
+        #expect(Array(mapped.bytes) == bytes)
+        #expect(mapped.bytes[299_999] == bytes[299_999])
+    }
+
     /// The mapping outlives the name: the data a lookup reads cannot change
     /// under it when the file is replaced (an upgrade renames new data in).
     @Test func survivesTheFileBeingReplaced() throws {

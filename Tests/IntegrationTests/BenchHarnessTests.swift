@@ -31,5 +31,8 @@ struct BenchHarnessTests {
         #expect(report.contains("exec to READY=1, median of 2"))
         #expect(report.contains("engine decisions/s"))
         #expect(!report.contains("| 8 | — |"), "no akloc subscriber received a fix")
+        // The one-subscriber peak is read after DESIGN §7's lookups, on the repository's data.
+        let lookups = report.split(separator: "\n").first { $0.hasPrefix("The geo lookups at N=1 answered: ") }
+        #expect(lookups != nil && !lookups!.contains("answered: failed"), "\(lookups ?? "no geo lookups line")")
     }
 }

@@ -66,10 +66,16 @@ extension Report {
             let met = after.map { Double($0) * 1024 <= limitBytes }
             let label =
                 count == 1
-                ? "aklocd peak RSS (VmHWM) ≤ 10 MB with 1 subscriber (DESIGN: after a `reverseGeocode` and a "
-                    + "`countries` lookup; measured without them)"
+                ? "aklocd peak RSS (VmHWM) ≤ 10 MB with 1 subscriber, after a `reverseGeocode` and a "
+                    + "`countries` lookup (DESIGN §7; before: without the geo data)"
                 : "aklocd peak RSS (VmHWM) ≤ 40 MB at 10 000 subscribers"
-            let pss = row(count).map { ", PSS \(Report.mib($0.aklocPssKiB)) MiB" } ?? ""
+            let pss =
+                row(count).map {
+                    ", PSS \(Report.mib($0.aklocPssKiB)) MiB; "
+                        + ($0.geoLookups.hasPrefix("failed")
+                            ? "geo lookups \($0.geoLookups)"
+                            : "\(Report.megabytes($0.aklocPeakBeforeLookupsKiB)) before the lookups")
+                } ?? ""
             lines.append(
                 "| \(label) | \(before.peakKiB[count].map(Report.megabytes) ?? "—") | "
                     + "\(after.map(Report.megabytes) ?? "—")\(pss) | \(verdictOf(met)) |")

@@ -45,6 +45,10 @@ struct LatencyRow {
     var floorExpected = 0
     var floorEpochs = 0
     var aklocPeakKiB = 0
+    /// VmHWM just before the geo lookups (the measured epochs done).
+    var aklocPeakBeforeLookupsKiB = 0
+    /// What `akloc where`'s two lookups answered, or why they failed.
+    var geoLookups = ""
     var aklocResidentKiB = 0
     /// Proportional set size at the end (smaps_rollup): shared libraries split among their users.
     var aklocPssKiB = 0
@@ -142,14 +146,16 @@ final class Phases {
         return directory
     }
 
-    /// aklocd on a private socket, state and (empty) config, started with the
-    /// soft RLIMIT_NOFILE systemd gives services (1024) so it must raise its own.
+    /// aklocd on a private socket, state and config (the repository's geo
+    /// data, as a package's aklocd has it), started with the soft
+    /// RLIMIT_NOFILE systemd gives services (1024) so it must raise its own.
     private func startDaemon(gpsdPort: UInt16, in directory: URL, environment: [String: String] = [:]) throws
         -> (TestProcess, String)
     {
         let socketPath = directory.appendingPathComponent("akloc.sock").path
         let configPath = directory.appendingPathComponent("akloc.conf").path
-        try "".write(toFile: configPath, atomically: true, encoding: .utf8)
+        try "[geo]\ndata-dir = \(options.dataDirectory)\n".write(toFile: configPath, atomically: true, encoding: .utf8)
+        dropDataFromPageCache()
         let arguments = [
             "--socket", socketPath, "--gpsd", "127.0.0.1:\(gpsdPort)", "--config", configPath,
             "--state-dir", directory.appendingPathComponent("state").path, "--log-level", "warning",
@@ -158,6 +164,20 @@ final class Phases {
             try TestProcess(options.aklocd, arguments, environment: environment)
         }
         return (process, socketPath)
+    }
+
+    /// Each aklocd starts with its data files out of the page cache, as after
+    /// a boot where only aklocd reads them: aklocd maps them for random access
+    /// (no read-ahead), so its lookups make resident only the pages they read.
+    /// Files that something else has read whole (`cat data/*.bin`) would be
+    /// mapped 64 KiB around each page instead (bench/NOTES.md).
+    private func dropDataFromPageCache() {
+        for file in ["places.bin", "borders.bin", "timezones.bin"] {
+            let fd = open("\(options.dataDirectory)/\(file)", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+            close(fd)
+        }
     }
 
     private func waitForSocket(_ path: String, process: TestProcess, timeout: Double = 15) throws {
@@ -193,6 +213,26 @@ final class Phases {
             guard let pid, let start, epochs > 0 else { return nil }
             return Double(Posix.cpuNanos(pid) - start) / 1e6 / Double(epochs)
         }
+    }
+
+    /// `akloc where`'s two calls, which DESIGN §7 makes before the
+    /// one-subscriber peak is read: `reverseGeocode` of the current fix, then
+    /// `countries` for the placemark's country. Returns what they answered;
+    /// throws if either failed (the peak would then be without them).
+    private func geoLookups(_ socketPath: String) throws -> String {
+        let client = try SocketClient.connect(path: socketPath)
+        _ = try client.readMessage()
+        let geocoded = try client.request("reverseGeocode")
+        guard geocoded["ok"] as? Bool == true, let result = geocoded["result"] as? [String: Any],
+            let placemark = result["placemark"] as? [String: Any]
+        else { throw BenchError("reverseGeocode failed: \(geocoded)") }
+        let address = placemark["formattedAddress"] as? String ?? "?"
+        guard let code = placemark["isoCountryCode"] as? String else { return "\(address) (no country: at sea)" }
+        let answer = try client.request("countries", ["code": code])
+        guard answer["ok"] as? Bool == true, let found = answer["result"] as? [String: Any],
+            let countries = found["countries"] as? [[String: Any]], let country = countries.first?["name"] as? String
+        else { throw BenchError("countries \(code) failed: \(answer)") }
+        return "\(address); \(country)"
     }
 
     /// Tries `count` direct gpsd clients; gpsd closes the ones over its limit at once.
@@ -279,6 +319,13 @@ final class Phases {
         row.gpsd = Stats(reader.latencies(.gpsd, epochs: epochs))
         row.gpsdReceived = reader.latencies(.gpsd, epochs: epochs).count
         row.gpsdExpected = row.gpsdAccepted * epochs.count
+        row.aklocPeakBeforeLookupsKiB = Posix.procStatus("/proc/\(daemon.pid)/status")["VmHWM"] ?? 0
+        do {
+            row.geoLookups = try geoLookups(socketPath)
+        } catch {
+            row.geoLookups = "failed: \(error)"
+            row.notes.append("geo lookups \(row.geoLookups)")
+        }
         let status = Posix.procStatus("/proc/\(daemon.pid)/status")
         row.aklocPeakKiB = status["VmHWM"] ?? 0
         row.aklocResidentKiB = status["VmRSS"] ?? 0

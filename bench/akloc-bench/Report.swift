@@ -69,7 +69,7 @@ struct Report {
         "N=\(row.subscribers): akloc \(triple(row.akloc)) ms (\(row.aklocReceived)/\(row.aklocExpected)), "
             + "gpsd \(triple(row.gpsd)) ms (\(row.gpsdAccepted) of \(row.gpsdAttempted) accepted), "
             + "floor \(triple(row.floor)) ms, reader lag \(pair(row.aklocReaderLag)); \(pair(row.floorReaderLag)), CPU/epoch akloc \(millis(row.aklocCPUMillis)) floor \(millis(row.floorCPUMillis)) "
-            + "gpsd \(millis(row.gpsdCPUMillis)) ms, aklocd peak \(mib(row.aklocPeakKiB)) MiB, setup \(String(format: "%.1f", row.setupSeconds)) s"
+            + "gpsd \(millis(row.gpsdCPUMillis)) ms, aklocd peak \(mib(row.aklocPeakKiB)) MiB (\(mib(row.aklocPeakBeforeLookupsKiB)) before the geo lookups), setup \(String(format: "%.1f", row.setupSeconds)) s"
     }
 
     private func verdict(_ met: Bool?) -> String {
@@ -241,13 +241,14 @@ struct Report {
         out.append("## Memory (peak resident, MiB)")
         out.append("")
         out.append(
-            "| N | aklocd VmHWM | aklocd VmRSS at the end | aklocd PSS / private at the end | aklocd threads "
-                + "| gpsd VmHWM (its clients: ≤ 64) | floor VmHWM |"
+            "| N | aklocd VmHWM | aklocd VmHWM before the geo lookups | aklocd VmRSS at the end "
+                + "| aklocd PSS / private at the end | aklocd threads | gpsd VmHWM (its clients: ≤ 64) | floor VmHWM |"
         )
-        out.append("|---:|---:|---:|---:|---:|---:|---:|")
+        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|")
         for row in rows {
             out.append(
-                "| \(row.subscribers) | \(Report.mib(row.aklocPeakKiB)) | \(Report.mib(row.aklocResidentKiB)) | "
+                "| \(row.subscribers) | \(Report.mib(row.aklocPeakKiB)) | \(Report.mib(row.aklocPeakBeforeLookupsKiB)) | "
+                    + "\(Report.mib(row.aklocResidentKiB)) | "
                     + "\(Report.mib(row.aklocPssKiB)) / \(Report.mib(row.aklocPrivateKiB)) | \(row.aklocThreads) | "
                     + "\(Report.mib(row.gpsdPeakKiB)) | \(Report.mib(row.floorPeakKiB)) |")
         }
@@ -259,6 +260,10 @@ struct Report {
                 String(
                     format: "From N=%d to N=%d aklocd's peak grows by %.0f bytes per subscriber.",
                     first.subscribers, last.subscribers, perSubscriber))
+        }
+        if let first = rows.first {
+            out.append("")
+            out.append("The geo lookups at N=\(first.subscribers) answered: \(first.geoLookups).")
         }
         out.append("")
         out.append("## CPU per epoch while measuring (ms, all threads)")
@@ -353,8 +358,12 @@ struct Report {
           while its epochs were measured, divided by the epochs the reference saw meanwhile: the work
           one fix costs the server, whatever the reader's speed.
         - **Memory.** VmHWM (peak resident set) and VmRSS of aklocd from `/proc/PID/status` at the end of
-          its phase; each N starts a fresh aklocd, so the peak is that N's. gpsd's and the floor's peaks
-          are there for scale.
+          its phase; each N starts a fresh aklocd, so the peak is that N's. aklocd has the repository's
+          geo data (`[geo] data-dir`, `--data-dir`), and after its measured epochs the harness makes
+          `akloc where`'s two calls, a `reverseGeocode` of the current fix and a `countries` lookup of its
+          country (DESIGN §7), before it reads the peak; the peak just before them is beside it. The data
+          files are dropped from the page cache before each aklocd starts (`posix_fadvise` DONTNEED), as
+          after a boot where only aklocd reads them. gpsd's and the floor's peaks are there for scale.
         - **Wake-ups.** Voluntary plus involuntary context switches of every thread in
           `/proc/PID/task/*/status`, sampled every 100 ms over the window (a thread that appears counts
           all its switches, one that ends counts one more): one aklocd connected to gpsd with no

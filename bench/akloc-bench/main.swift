@@ -23,6 +23,8 @@ struct Options {
     var log = Options.packageRoot + "/Tests/Fixtures/gpsd-logs/bundg_zeus_9.log"
     var check = Options.defaultCheckFile
     var aklocd = Options.binDirectory + "/aklocd"
+    /// aklocd's `[geo] data-dir`: the repository's data, what `make install` ships.
+    var dataDirectory = Options.packageRoot + "/data"
     var selfPath = Options.selfExecutable
     var command = ""
     /// Development runs: only the fan-out phases, no report beyond them.
@@ -36,7 +38,7 @@ struct Options {
 
     static let usage = """
         usage: akloc-bench [--quick] [--out FILE] [--counts 1,64,1000,10000] [--epochs N]
-                           [--cycle S] [--wake-window S] [--ready-starts N] [--aklocd PATH]
+                           [--cycle S] [--wake-window S] [--ready-starts N] [--aklocd PATH] [--data-dir DIR]
                            [--log GPSD_LOG] [--chk GPSD_CHK] [--command TEXT] [--latency-only] [--per-epoch]
                            [--notes MARKDOWN]
                akloc-bench --fleet N [--per-replay 50] [--fleet-window S] [--drain S] [--out FILE] [--cycle S]
@@ -101,6 +103,7 @@ struct Options {
             case "--wake-window": options.wakeWindow = try number(argument)
             case "--ready-starts": options.readyStarts = Int(try number(argument))
             case "--aklocd": options.aklocd = try value(argument)
+            case "--data-dir": options.dataDirectory = try value(argument)
             case "--log": options.log = try value(argument)
             case "--chk": options.check = try value(argument)
             case "--command": options.command = try value(argument)
