@@ -3,8 +3,10 @@
 import asyncio
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -204,9 +206,19 @@ with akloc.Client(timeout=10) as client:
     location = next(client.watch(min_interval=1, timeout=30))
     print("location", round(location.latitude, 3))
 """
+        # The user may not reach the checkout or the venv (a clone under a
+        # 0700 directory, root's home): it gets the installed package copied
+        # to a directory of its own and the venv's base interpreter.
+        reachable = tempfile.mkdtemp(prefix="akpy-")
+        self.addCleanup(shutil.rmtree, reachable, True)
+        os.chmod(reachable, 0o755)
+        shutil.copytree(os.path.dirname(akloc.__file__), os.path.join(reachable, "akloc"))
+        subprocess.run(["chmod", "-R", "a+rX", reachable], check=True)
+        interpreter = os.path.realpath(sys.executable)
         run = subprocess.run(
-            ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", sys.executable, "-c", script],
-            env=dict(os.environ, AKLOC_SOCKET=replay.socket),
+            ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", interpreter, "-c", script],
+            env=dict(os.environ, AKLOC_SOCKET=replay.socket, PYTHONPATH=reachable),
+            cwd=reachable,
             capture_output=True,
             text=True,
             timeout=60,
