@@ -149,12 +149,13 @@ final class Phases {
     /// aklocd on a private socket, state and config (the repository's geo
     /// data, as a package's aklocd has it), started with the soft
     /// RLIMIT_NOFILE systemd gives services (1024) so it must raise its own.
-    private func startDaemon(gpsdPort: UInt16, in directory: URL, environment: [String: String] = [:]) throws
-        -> (TestProcess, String)
-    {
+    private func startDaemon(
+        gpsdPort: UInt16, in directory: URL, environment: [String: String] = [:], extraConfig: String = ""
+    ) throws -> (TestProcess, String) {
         let socketPath = directory.appendingPathComponent("akloc.sock").path
         let configPath = directory.appendingPathComponent("akloc.conf").path
-        try "[geo]\ndata-dir = \(options.dataDirectory)\n".write(toFile: configPath, atomically: true, encoding: .utf8)
+        try "[geo]\ndata-dir = \(options.dataDirectory)\n\(extraConfig)".write(
+            toFile: configPath, atomically: true, encoding: .utf8)
         dropDataFromPageCache()
         let arguments = [
             "--socket", socketPath, "--gpsd", "127.0.0.1:\(gpsdPort)", "--config", configPath,
@@ -382,7 +383,9 @@ final class Phases {
 
     /// Context switches of every aklocd thread over `window` seconds: one
     /// daemon idle (connected to gpsd, no subscribers), one paused with
-    /// subscribers, side by side on the same gpsd.
+    /// subscribers, side by side on the same gpsd. Both without the track
+    /// recorder: it is an engine subscriber of its own (on by default), so
+    /// with it aklocd watches gpsd and wakes for every line, which is not idle.
     func wakeups(pausedSubscribers: Int) throws -> WakeupResult {
         var result = WakeupResult(window: options.wakeWindow)
         let fake = try startGPSFake()
@@ -393,9 +396,11 @@ final class Phases {
             try? FileManager.default.removeItem(at: idleDirectory)
             try? FileManager.default.removeItem(at: pausedDirectory)
         }
-        let (idle, idleSocket) = try startDaemon(gpsdPort: fake.port, in: idleDirectory)
+        let noRecorder = "[track]\nenable = no\n"
+        let (idle, idleSocket) = try startDaemon(gpsdPort: fake.port, in: idleDirectory, extraConfig: noRecorder)
         defer { idle.kill() }
-        let (paused, pausedSocket) = try startDaemon(gpsdPort: fake.port, in: pausedDirectory)
+        let (paused, pausedSocket) = try startDaemon(
+            gpsdPort: fake.port, in: pausedDirectory, extraConfig: noRecorder)
         defer { paused.kill() }
         try waitForSocket(idleSocket, process: idle)
         try waitForSocket(pausedSocket, process: paused)

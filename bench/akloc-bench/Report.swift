@@ -367,7 +367,8 @@ struct Report {
         - **Wake-ups.** Voluntary plus involuntary context switches of every thread in
           `/proc/PID/task/*/status`, sampled every 100 ms over the window (a thread that appears counts
           all its switches, one that ends counts one more): one aklocd connected to gpsd with no
-          subscribers (idle), one with subscribers after an admin `pause` (paused), side by side.
+          subscribers (idle), one with subscribers after an admin `pause` (paused), side by side, both
+          with `[track] enable = no` (the recorder, on by default, keeps aklocd watching gpsd).
         - **READY.** From just before `posix_spawn` of aklocd to the receipt of `READY=1` on a datagram
           socket the harness bound and passed as `NOTIFY_SOCKET`; aklocd's gpsd address is a port nothing
           listens on.
