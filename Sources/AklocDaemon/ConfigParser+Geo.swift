@@ -7,9 +7,7 @@ extension ConfigParser.State {
                 expected: "an absolute directory path holding places.bin, borders.bin and timezones.bin",
                 maximumBytes: 4000)
         default:
-            throw ConfigError(
-                .unknownKey, path: path, line: field.line, section: field.section, key: field.key,
-                message: "expected one of \(Self.keys["geo", default: []].joined(separator: ", "))")
+            throw unknownKey(field)
         }
     }
 }

@@ -13,9 +13,7 @@ extension ConfigParser.State {
         case "nmea-socket-mode":
             configuration.geoclue.nmeaSocketMode = try field.octalMode()
         default:
-            throw ConfigError(
-                .unknownKey, path: path, line: field.line, section: field.section, key: field.key,
-                message: "expected one of \(Self.keys["geoclue", default: []].joined(separator: ", "))")
+            throw unknownKey(field)
         }
     }
 }

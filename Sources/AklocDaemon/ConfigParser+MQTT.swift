@@ -73,9 +73,7 @@ extension ConfigParser.State {
             configuration.mqtt.limits.maxAge = try field.real(
                 minimum: 0, exclusive: true, expected: "a number of seconds > 0")
         default:
-            throw ConfigError(
-                .unknownKey, path: path, line: field.line, section: field.section, key: field.key,
-                message: "expected one of \(Self.keys["mqtt", default: []].joined(separator: ", "))")
+            throw unknownKey(field)
         }
     }
 

@@ -24,9 +24,7 @@ extension ConfigParser.State {
             configuration.track.syncInterval = try field.real(
                 minimum: 0, expected: "a number of seconds >= 0 (0 = sync every point)")
         default:
-            throw ConfigError(
-                .unknownKey, path: path, line: field.line, section: field.section, key: field.key,
-                message: "expected one of \(Self.keys["track", default: []].joined(separator: ", "))")
+            throw unknownKey(field)
         }
     }
 

@@ -153,9 +153,7 @@ public enum ConfigParser {
                 configuration.authorization.adminGroup = field.value
             case ("authorization", _):
                 guard let subject = AuthorizationSubject(field.key) else {
-                    throw ConfigError(
-                        .unknownKey, path: path, line: field.line, section: field.section, key: field.key,
-                        message: "expected default, admin-group, a user name or @group")
+                    throw field.unknownKey("default, admin-group, a user name or @group")
                 }
                 configuration.authorization.rules[subject] = try field.rule()
             case ("socket", "path"):
@@ -177,10 +175,13 @@ public enum ConfigParser {
             case ("geoclue", _):
                 try assignGeoClue(field)
             default:
-                throw ConfigError(
-                    .unknownKey, path: path, line: field.line, section: field.section, key: field.key,
-                    message: "expected one of \(Self.keys[field.section, default: []].joined(separator: ", "))")
+                throw unknownKey(field)
             }
+        }
+
+        /// `field`'s key is none of its section's `keys`.
+        func unknownKey(_ field: ConfigParser.Field) -> ConfigError {
+            field.unknownKey("one of \(Self.keys[field.section, default: []].joined(separator: ", "))")
         }
 
         static let keys: [String: [String]] = [
@@ -239,6 +240,12 @@ public enum ConfigParser {
             ConfigError(
                 .badValue, path: path, line: line, section: section, key: key,
                 message: "expected \(expected), got \"\(value)\"")
+        }
+
+        /// A key its section does not have; `expected` says what it has.
+        func unknownKey(_ expected: String) -> ConfigError {
+            ConfigError(
+                .unknownKey, path: path, line: line, section: section, key: key, message: "expected \(expected)")
         }
 
         /// Plain decimal notation only: Swift's `Double(_:)` would also take
