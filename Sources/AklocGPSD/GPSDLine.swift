@@ -45,6 +45,12 @@ public enum GPSDLine {
     /// (`{"class":"SKY",…`), without checking the rest; nil when the line
     /// does not start the way gpsd's objects do.
     public static func leadingClass<Bytes: Collection<UInt8>>(_ line: Bytes) -> String? {
+        leadingClassBytes(line).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `leadingClass` as the line's own bytes, so the source can compare
+    /// it with the classes it reads without making a String per line.
+    static func leadingClassBytes<Bytes: Collection<UInt8>>(_ line: Bytes) -> Bytes.SubSequence? {
         guard line.starts(with: classPrefix) else { return nil }
         let name = line.dropFirst(classPrefix.count).prefix { byte in
             (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
@@ -52,6 +58,6 @@ public enum GPSDLine {
         guard !name.isEmpty, name.count <= 16 else { return nil }
         let rest = line.dropFirst(classPrefix.count + name.count)
         guard rest.first == 0x22 else { return nil }
-        return String(decoding: name, as: UTF8.self)
+        return name
     }
 }

@@ -288,14 +288,21 @@ public final class GPSDSource {
     /// The classes whose content akloc uses; libgps parses the others
     /// (SKY, DEVICE, WATCH, …) and nothing of them is read, so they are not
     /// checked a second time: a SKY line is most of an epoch's bytes.
-    static let classesRead: Set<String> = ["TPV", "VERSION", "ERROR"]
+    /// Compared as bytes: a String and a hash per line were a tenth of the
+    /// gpsd path's CPU (issue 19).
+    static let classesRead: [[UInt8]] = ["TPV", "VERSION", "ERROR"].map { Array($0.utf8) }
 
     private func handleLine(from connection: LibGPSConnection) {
-        let ignored = connection.withLine { line in
-            GPSDLine.leadingClass(line).map { !GPSDSource.classesRead.contains($0) } ?? false
+        let verdict: GPSDLine.Verdict? = connection.withLine { line in
+            if let name = GPSDLine.leadingClassBytes(line),
+                !GPSDSource.classesRead.contains(where: { name.elementsEqual($0) })
+            {
+                return nil
+            }
+            return GPSDLine.check(line)
         }
-        if ignored { return }
-        switch connection.withLine({ GPSDLine.check($0) }) {
+        guard let verdict else { return }
+        switch verdict {
         case .invalid(let reason):
             let excerpt = connection.withLine { String(decoding: $0.prefix(80), as: UTF8.self) }
             fail(GPSDError(.protocolError, "bad line from gpsd (\(reason)): \(excerpt.debugDescription)"))

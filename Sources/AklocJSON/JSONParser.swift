@@ -33,6 +33,12 @@ extension JSONValue {
     /// of a top-level object. For a reader that trusts another parser's
     /// values once the text is known to be well formed (gpsd's lines, which
     /// libgps parses), or dispatches on a leading tag.
+    ///
+    /// Inlinable so a caller's bytes type is specialized where it calls:
+    /// unspecialized, finding the contiguous storage of a slice through
+    /// witness tables cost three times the validation itself (issue 19,
+    /// gpsd's TPV lines).
+    @inlinable
     public static func validate<Bytes: Collection<UInt8>>(
         _ bytes: Bytes, maxDepth: Int = defaultMaxDepth
     ) -> Result<JSONOutline, JSONParseError> {
@@ -49,6 +55,7 @@ extension JSONValue {
         return parser.parseText()
     }
 
+    @usableFromInline
     static func validate(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONOutline, JSONParseError> {
         // Outside strings a non-ASCII byte is an error anyway, and escapes
         // only produce valid scalars, so checking the whole text once is
@@ -192,7 +199,7 @@ private struct JSONParser {
     mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
         guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth) levels") }
         index += 1
-        var members: [String: JSONValue] = [:]
+        var members = [String: JSONValue]()
         skipWhitespace()
         if !atEnd, input[index] == UInt8(ascii: "}") {
             index += 1
@@ -270,12 +277,15 @@ private struct JSONParser {
             }
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: input[start..<index])
-                guard let text = String(validating: slice, as: UTF8.self) else {
+                // Checked by our own scan, then decoded: the standard
+                // library's generic `String(validating:as:)` cost most of a
+                // validation of a whole gpsd line for its two short strings.
+                guard firstInvalidUTF8(in: slice) == nil else {
                     index = start
                     throw error("invalid UTF-8 in string")
                 }
                 index += 1
-                return text
+                return String(decoding: slice, as: UTF8.self)
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("unescaped control character in string") }
