@@ -118,20 +118,24 @@ public struct EpochAssembler: Hashable, Sendable {
     /// Takes one TPV with a fix, received at `now`.
     public mutating func offer(_ fix: Location, at now: Instant) -> Step {
         var step = Step()
+        // The epoch is taken out of `state` (left idle meanwhile) and put
+        // back, so it is merged in place: this runs for every TPV.
         switch state {
         case .collecting(var epoch, let deadline) where Self.sameEpoch(epoch.fix, fix):
+            state = .idle
             Self.merge(fix, into: &epoch)
             if isComplete(epoch) {
-                state = .delivered(epoch)
                 step.completed = epoch
+                state = .delivered(epoch)
             } else {
                 state = .collecting(epoch, deadline: deadline)
             }
             return step
         case .delivered(var epoch) where Self.sameEpoch(epoch.fix, fix):
+            state = .idle
             Self.merge(fix, into: &epoch)
-            state = .delivered(epoch)
             step.refined = epoch
+            state = .delivered(epoch)
             return step
         default:
             step.closed = close()
@@ -194,21 +198,20 @@ public struct EpochAssembler: Hashable, Sendable {
     /// gpsd's later TPV of an epoch carries what it knows by then: its
     /// fields win, and a field it lacks keeps the earlier value.
     static func merge(_ later: Location, into epoch: inout Epoch) {
-        var fix = epoch.fix
-        fix.latitude = later.latitude
-        fix.longitude = later.longitude
-        fix.mode = later.mode
-        fix.altitude = later.altitude ?? fix.altitude
-        fix.ellipsoidalAltitude = later.ellipsoidalAltitude ?? fix.ellipsoidalAltitude
-        fix.horizontalAccuracy = later.horizontalAccuracy ?? fix.horizontalAccuracy
-        fix.verticalAccuracy = later.verticalAccuracy ?? fix.verticalAccuracy
-        fix.speed = later.speed ?? fix.speed
-        fix.speedAccuracy = later.speedAccuracy ?? fix.speedAccuracy
-        fix.course = later.course ?? fix.course
-        fix.courseAccuracy = later.courseAccuracy ?? fix.courseAccuracy
-        fix.climb = later.climb ?? fix.climb
+        // In place, field by field: no copy of the whole fix.
+        epoch.fix.latitude = later.latitude
+        epoch.fix.longitude = later.longitude
+        epoch.fix.mode = later.mode
+        if let value = later.altitude { epoch.fix.altitude = value }
+        if let value = later.ellipsoidalAltitude { epoch.fix.ellipsoidalAltitude = value }
+        if let value = later.horizontalAccuracy { epoch.fix.horizontalAccuracy = value }
+        if let value = later.verticalAccuracy { epoch.fix.verticalAccuracy = value }
+        if let value = later.speed { epoch.fix.speed = value }
+        if let value = later.speedAccuracy { epoch.fix.speedAccuracy = value }
+        if let value = later.course { epoch.fix.course = value }
+        if let value = later.courseAccuracy { epoch.fix.courseAccuracy = value }
+        if let value = later.climb { epoch.fix.climb = value }
         // `receivedAt` stays the first TPV's, like the epoch's receipt instant.
-        epoch.fix = fix
         epoch.reports += 1
     }
 }
