@@ -221,8 +221,10 @@ public final class EventLoop: @unchecked Sendable {
         var wakeAt: Int64?
         var due = false
         var gone = false
-        for entry in timers {
-            guard let timer = entry.timer, !timer.isCancelled else {
+        // By index: iterating copied each weak reference (an atomic
+        // operation per timer per round).
+        for index in timers.indices {
+            guard let timer = timers[index].timer, !timer.isCancelled else {
                 gone = true
                 continue
             }
