@@ -36,16 +36,18 @@ public struct DeviceSelector: Sendable {
     public mutating func offer(_ location: Location, at now: Instant) -> Location? {
         let key = location.device ?? ""
         if let pinnedDevice, pinnedDevice != key { return nil }
-        let entry = Latest(location: location, receivedAt: now)
-        if let index = latest.firstIndex(where: { $0.device == key }) {
-            latest[index].entry = entry
-        } else {
-            latest.append((key, entry))
+        // By index: iterating the list copied each whole entry.
+        var found = false
+        for index in latest.indices where latest[index].device == key {
+            latest[index].entry = Latest(location: location, receivedAt: now)
+            found = true
+            break
         }
+        if !found { latest.append((key, Latest(location: location, receivedAt: now))) }
         if pinnedDevice != nil { return location }
-        for (other, entry) in latest where other != key && isCurrent(entry, at: now) {
-            let order = DeviceSelector.compare(entry.location, location)
-            if order > 0 || (order == 0 && lastPassed == other) { return nil }
+        for index in latest.indices where latest[index].device != key && isCurrent(latest[index].entry, at: now) {
+            let order = DeviceSelector.compare(latest[index].entry.location, location)
+            if order > 0 || (order == 0 && lastPassed == latest[index].device) { return nil }
         }
         lastPassed = key
         return location
