@@ -115,12 +115,14 @@ actor Daemon {
     /// the runtime's general check (the current task's executor, then
     /// whether it is the main actor's, then `checkIsolated`) took 4 % of
     /// aklocd's CPU in bench/cpu-per-epoch.sh's scenario (issue 19).
-    nonisolated func onQueue(_ operation: (isolated Daemon) -> Void) {
+    /// `value` is passed in rather than captured, so the closure needs no
+    /// context of its own.
+    nonisolated func onQueue<Value>(_ value: Value, _ operation: (isolated Daemon, Value) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         withoutActuallyEscaping(operation) { isolated in
             // What the standard library's `assumeIsolated` does once checked.
-            let plain = unsafeBitCast(isolated, to: ((Daemon) -> Void).self)
-            plain(self)
+            let plain = unsafeBitCast(isolated, to: ((Daemon, Value) -> Void).self)
+            plain(self, value)
         }
     }
 
