@@ -63,11 +63,19 @@ let package = Package(
         // 0.9 MiB less peak (bench/NOTES.md).
         .executableTarget(
             name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"],
+            exclude: ["aklocd.order", "unnamed-text.ld"],
             linkerSettings: [
                 .unsafeFlags([
                     "-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                     "-Xlinker", "--no-export-dynamic",
-                ])
+                ]),
+                // The code aklocd runs, laid out together (scripts/code-layout rewrites the list).
+                .unsafeFlags(
+                    [
+                        "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/aklocd/aklocd.order",
+                        "-Xlinker", "--no-warn-symbol-ordering",
+                        "-Xlinker", "--script=\(Context.packageDirectory)/Sources/aklocd/unnamed-text.ld",
+                    ], .when(configuration: .release)),
             ]),
         .executableTarget(
             name: "akloc", dependencies: ["AklocCore", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol"],
@@ -117,3 +125,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Every function in a section of its own (swiftc gives one only to public
+// ones), so lld can lay out the code aklocd runs together, in the order of
+// Sources/aklocd/aklocd.order: the kernel maps 64 KiB around every page of
+// code touched, so scattered start-up code kept 5.3 MiB of text resident
+// (bench/NOTES.md, "Code layout").
+for target in package.targets where [.regular, .executable].contains(target.type) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Xfrontend", "-function-sections"])]
+}
