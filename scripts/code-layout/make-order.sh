@@ -13,14 +13,10 @@ swift=${SWIFT:-swift}
 work=$(mktemp -d /tmp/akloc-layout.XXXXXX)
 pids=()
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# shellcheck source=scripts/stop-started.sh
+. scripts/stop-started.sh
 cleanup() {
-    for pid in "${pids[@]}"; do
-        pkill -TERM -P "$pid" 2>/dev/null || true
-        kill -TERM "$pid" 2>/dev/null || true
-    done
-    wait 2>/dev/null || true
-    key=$(printf '0x4770%04x' "$port")
-    for id in $(ipcs -m | awk -v k="$key" '$1 == k {print $2}'); do ipcrm -m "$id" 2>/dev/null || true; done
+    stop_started "$port" "${pids[@]}"
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
