@@ -63,6 +63,7 @@ DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-g
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps build test test-python test-map lint fuzz demo bench bench-quick bench-fleet install uninstall clean soak \
+        code-layout \
         soak-sanitizers man deb
 
 all: build
@@ -260,6 +261,14 @@ FLEET_INSTANCES ?= 500
 bench-fleet: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
 	$(BENCH_BIN_DIR)/akloc-bench --fleet $(FLEET_INSTANCES) --out BENCHMARKS.md --command "make bench-fleet FLEET_INSTANCES=$(FLEET_INSTANCES) BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
+
+# Rewrites Sources/aklocd/aklocd.order, the functions aklocd runs, which the
+# release link lays out together (bench/NOTES.md, "Code layout"). A developer's
+# step after large changes; the build only reads the file.
+code-layout: deps
+	@dpkg-query -W -f='$${Status}\n' valgrind 2>/dev/null | grep -q '^install ok installed$$' || \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends valgrind
+	SWIFT=$(SWIFT) scripts/code-layout/make-order.sh
 
 bench-quick: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors

@@ -1,6 +1,12 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+#if arch(arm64)
+    let staticTriple = "aarch64-linux-gnu"
+#else
+    let staticTriple = "x86_64-linux-gnu"
+#endif
+
 let package = Package(
     name: "akloc",
     platforms: [.macOS(.v13)],
@@ -11,16 +17,10 @@ let package = Package(
         .library(name: "AKLocationManager", targets: ["AKLocationManager"]),
     ],
     targets: [
-        .systemLibrary(
-            name: "CGPS",
-            pkgConfig: "libgps",
-            providers: [.apt(["libgps-dev"])]
-        ),
-        .systemLibrary(
-            name: "CSystemd",
-            pkgConfig: "libsystemd",
-            providers: [.apt(["libsystemd-dev"])]
-        ),
+        // libgps-dev and libsystemd-dev (make deps). Not found through pkg-config: its
+        // -L/usr/lib/<triple> would come before aklocd's static/ directory (below).
+        .systemLibrary(name: "CGPS"),
+        .systemLibrary(name: "CSystemd"),
         // Header only: AklocMQTT loads libmosquitto with dlopen when [mqtt] is on.
         .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // What Glibc's module does not export without _GNU_SOURCE; only AklocPosix imports it.
@@ -63,11 +63,29 @@ let package = Package(
         // 0.9 MiB less peak (bench/NOTES.md).
         .executableTarget(
             name: "aklocd", dependencies: ["AklocDaemon", "AklocPosix"],
+            exclude: ["aklocd.order", "unnamed-text.ld", "static"],
             linkerSettings: [
                 .unsafeFlags([
                     "-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                     "-Xlinker", "--no-export-dynamic",
-                ])
+                ]),
+                // The code aklocd runs, laid out together (scripts/code-layout rewrites the list).
+                .unsafeFlags(
+                    [
+                        "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/aklocd/aklocd.order",
+                        "-Xlinker", "--no-warn-symbol-ordering",
+                        "-Xlinker", "--script=\(Context.packageDirectory)/Sources/aklocd/unnamed-text.ld",
+                    ], .when(configuration: .release)),
+                // libgps and libstdc++ from their static archives, found first in static/<triple>
+                // (links to Debian's libgps-dev and libstdc++-12-dev files), so aklocd takes only the
+                // objects it calls: libgps.so alone NEEDs libstdc++.so, 1 MiB resident for a C++ binding
+                // aklocd never uses. libgps's D-Bus transport is still linked, so libdbus stays. Where the
+                // links do not resolve, lld finds the shared libraries as before.
+                .unsafeFlags(
+                    [
+                        "-L\(Context.packageDirectory)/Sources/aklocd/static/\(staticTriple)",
+                        "-Xlinker", "-l:libdbus-1.so.3",
+                    ], .when(configuration: .release)),
             ]),
         .executableTarget(
             name: "akloc", dependencies: ["AklocCore", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol"],
@@ -117,3 +135,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Every function in a section of its own (swiftc gives one only to public
+// ones), so lld can lay out the code aklocd runs together, in the order of
+// Sources/aklocd/aklocd.order: the kernel maps 64 KiB around every page of
+// code touched, so scattered start-up code kept 5.3 MiB of text resident
+// (bench/NOTES.md, "Code layout").
+for target in package.targets where [.regular, .executable].contains(target.type) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Xfrontend", "-function-sections"])]
+}

@@ -13,17 +13,11 @@ socket=$work/akloc.sock
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 pids=()
 
+# shellcheck source=scripts/stop-started.sh
+. scripts/stop-started.sh
 cleanup() {
     trap - EXIT INT TERM
-    for pid in "${pids[@]}"; do
-        # gpsfake leaves its gpsd child running when killed: take the children first.
-        pkill -TERM -P "$pid" 2>/dev/null || true
-        kill -TERM "$pid" 2>/dev/null || true
-    done
-    wait 2>/dev/null || true
-    # gpsd 3.22 leaves a SysV shared-memory segment keyed 0x4770<port>.
-    key=$(printf '0x4770%04x' "$port")
-    for id in $(ipcs -m | awk -v k="$key" '$1 == k {print $2}'); do ipcrm -m "$id" 2>/dev/null || true; done
+    stop_started "$port" "${pids[@]}"
     rm -rf "$work"
     echo
     echo "demo stopped; everything it started is gone."

@@ -14,8 +14,16 @@ struct Authorizer: Sendable {
         var groupNames: [String]
     }
 
+    /// Whether deciding for `uid` needs its user and group names. Root's
+    /// status and admin right follow from its uid alone, so its names are never
+    /// looked up: the group lookup is what loads NSS's other modules (Debian's
+    /// `group: files systemd` brings libnss_systemd, 0.2 MiB, into aklocd).
+    static func needsNames(_ uid: UInt32) -> Bool {
+        uid != 0
+    }
+
     func status(for identity: Identity, decisions: [UInt32: AuthorizationStatus]) -> AuthorizationStatus {
-        if identity.uid == 0 { return .authorizedAlways }
+        if !Authorizer.needsNames(identity.uid) { return .authorizedAlways }
         if let rule = rules.rule(forUser: identity.userName ?? "#\(identity.uid)", groups: identity.groupNames) {
             return rule.status
         }
@@ -24,7 +32,7 @@ struct Authorizer: Sendable {
 
     /// Whether this peer may pause, resume, reload and authorize.
     func isAdmin(_ identity: Identity) -> Bool {
-        identity.uid == 0 || identity.groupNames.contains(rules.adminGroup)
+        !Authorizer.needsNames(identity.uid) || identity.groupNames.contains(rules.adminGroup)
     }
 
     /// What `requestAuthorization` grants a user without a rule.

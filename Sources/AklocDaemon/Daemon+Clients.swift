@@ -9,7 +9,7 @@ extension Daemon {
         server.handlers = ClientServer.Handlers(
             identify: { [weak self] credentials in
                 self?.assumeIsolated { daemon in
-                    let identity = daemon.users.identity(uid: credentials.uid, gid: credentials.gid)
+                    let identity = daemon.identity(uid: credentials.uid, gid: credentials.gid)
                     return (identity, daemon.authorizer.isAdmin(identity))
                 } ?? (Authorizer.Identity(uid: credentials.uid, userName: nil, groupNames: []), false)
             },
@@ -29,6 +29,13 @@ extension Daemon {
             },
             dropped: { [weak self] _ in self?.assumeIsolated { $0.counters.clientsDropped += 1 } },
             gone: { [weak self] id, credentials in self?.assumeIsolated { $0.clientGone(id, credentials) } })
+    }
+
+    /// Who a peer is, as far as the authorizer needs to know: names and groups
+    /// from NSS, except for the uids it decides by number (root).
+    func identity(uid: UInt32, gid: UInt32) -> Authorizer.Identity {
+        guard Authorizer.needsNames(uid) else { return Authorizer.Identity(uid: uid, userName: nil, groupNames: []) }
+        return users.identity(uid: uid, gid: gid)
     }
 
     /// A new client: its `hello` (with its authorization), then the engine.

@@ -57,7 +57,7 @@ extension Daemon {
     /// stored answer gets what `[authorization] default` would grant it,
     /// without storing it (GeoClue would ask its agent here).
     private func geoClueStatus(uid: UInt32, gid: UInt32) -> AuthorizationStatus {
-        let identity = users.identity(uid: uid, gid: gid)
+        let identity = identity(uid: uid, gid: gid)
         let status = authorizer.status(for: identity, decisions: engine.persistentState.authorizationDecisions)
         guard status == .notDetermined else { return status }
         switch authorizer.defaultGrant {

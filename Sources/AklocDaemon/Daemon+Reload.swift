@@ -65,7 +65,7 @@ extension Daemon {
         users.forget()
         let decisions = engine.persistentState.authorizationDecisions
         for client in server.clients.values.sorted(by: { $0.id < $1.id }) {
-            let identity = users.identity(uid: client.credentials.uid, gid: client.credentials.gid)
+            let identity = identity(uid: client.credentials.uid, gid: client.credentials.gid)
             client.isAdmin = authorizer.isAdmin(identity)
             let status = authorizer.status(for: identity, decisions: decisions)
             if status != engine.authorizationStatus(of: client.id) {
