@@ -93,8 +93,10 @@ public struct EpochAssembler: Hashable, Sendable {
 
     enum State: Hashable, Sendable {
         case idle
-        /// TPVs of an epoch that is not complete yet; delivered at `deadline` at the latest.
-        case collecting(Epoch, deadline: Instant)
+        /// TPVs of an epoch that is not complete yet; delivered at `deadline`
+        /// at the latest. `expected` is its device's shape, looked up once
+        /// at its first TPV (shapes change only when an epoch ends).
+        case collecting(Epoch, deadline: Instant, expected: Shape?)
         /// Delivered; later TPVs of the same epoch only refine it.
         case delivered(Epoch)
     }
@@ -111,45 +113,50 @@ public struct EpochAssembler: Hashable, Sendable {
 
     /// When the epoch being collected must be delivered, if one is.
     public var deadline: Instant? {
-        if case .collecting(_, let deadline) = state { return deadline }
+        if case .collecting(_, let deadline, _) = state { return deadline }
         return nil
     }
 
     /// Takes one TPV with a fix, received at `now`.
     public mutating func offer(_ fix: Location, at now: Instant) -> Step {
         var step = Step()
+        // The epoch is taken out of `state` (left idle meanwhile) and put
+        // back, so it is merged in place: this runs for every TPV.
         switch state {
-        case .collecting(var epoch, let deadline) where Self.sameEpoch(epoch.fix, fix):
+        case .collecting(var epoch, let deadline, let expected) where Self.sameEpoch(epoch.fix, fix):
+            state = .idle
             Self.merge(fix, into: &epoch)
-            if isComplete(epoch) {
-                state = .delivered(epoch)
+            if Self.isComplete(epoch, expected) {
                 step.completed = epoch
+                state = .delivered(epoch)
             } else {
-                state = .collecting(epoch, deadline: deadline)
+                state = .collecting(epoch, deadline: deadline, expected: expected)
             }
             return step
         case .delivered(var epoch) where Self.sameEpoch(epoch.fix, fix):
+            state = .idle
             Self.merge(fix, into: &epoch)
-            state = .delivered(epoch)
             step.refined = epoch
+            state = .delivered(epoch)
             return step
         default:
             step.closed = close()
         }
         let epoch = Epoch(fix: fix, receivedAt: now)
-        if fix.timestamp == nil || isComplete(epoch) {
+        let expected = shapes[fix.device ?? ""]
+        if fix.timestamp == nil || Self.isComplete(epoch, expected) {
             // Without a time nothing can join it: it is its own epoch.
             state = .delivered(epoch)
             step.completed = epoch
         } else {
-            state = .collecting(epoch, deadline: now.advanced(bySeconds: wait))
+            state = .collecting(epoch, deadline: now.advanced(bySeconds: wait), expected: expected)
         }
         return step
     }
 
     /// The epoch whose wait ran out by `now`, to deliver.
     public mutating func expire(at now: Instant) -> Epoch? {
-        guard case .collecting(let epoch, let deadline) = state, deadline <= now else { return nil }
+        guard case .collecting(let epoch, let deadline, _) = state, deadline <= now else { return nil }
         state = .delivered(epoch)
         return epoch
     }
@@ -162,7 +169,7 @@ public struct EpochAssembler: Hashable, Sendable {
         switch state {
         case .idle:
             return nil
-        case .collecting(let epoch, _):
+        case .collecting(let epoch, _, _):
             learn(epoch)
             pending = epoch
         case .delivered(let epoch):
@@ -173,10 +180,11 @@ public struct EpochAssembler: Hashable, Sendable {
         return pending
     }
 
-    private func isComplete(_ epoch: Epoch) -> Bool {
+    /// Whether `epoch` reached its device's shape (`shapes[device]`).
+    private static func isComplete(_ epoch: Epoch, _ expected: Shape?) -> Bool {
         // A device not seen yet waits: its first TPV may be gpsd's estimate
         // (or, on some receivers, carry the previous epoch's position).
-        guard let expected = shapes[epoch.fix.device ?? ""] else { return false }
+        guard let expected else { return false }
         return epoch.reports >= expected.reports && Fields(epoch.fix).isSuperset(of: expected.fields)
     }
 
@@ -194,21 +202,20 @@ public struct EpochAssembler: Hashable, Sendable {
     /// gpsd's later TPV of an epoch carries what it knows by then: its
     /// fields win, and a field it lacks keeps the earlier value.
     static func merge(_ later: Location, into epoch: inout Epoch) {
-        var fix = epoch.fix
-        fix.latitude = later.latitude
-        fix.longitude = later.longitude
-        fix.mode = later.mode
-        fix.altitude = later.altitude ?? fix.altitude
-        fix.ellipsoidalAltitude = later.ellipsoidalAltitude ?? fix.ellipsoidalAltitude
-        fix.horizontalAccuracy = later.horizontalAccuracy ?? fix.horizontalAccuracy
-        fix.verticalAccuracy = later.verticalAccuracy ?? fix.verticalAccuracy
-        fix.speed = later.speed ?? fix.speed
-        fix.speedAccuracy = later.speedAccuracy ?? fix.speedAccuracy
-        fix.course = later.course ?? fix.course
-        fix.courseAccuracy = later.courseAccuracy ?? fix.courseAccuracy
-        fix.climb = later.climb ?? fix.climb
+        // In place, field by field: no copy of the whole fix.
+        epoch.fix.latitude = later.latitude
+        epoch.fix.longitude = later.longitude
+        epoch.fix.mode = later.mode
+        if let value = later.altitude { epoch.fix.altitude = value }
+        if let value = later.ellipsoidalAltitude { epoch.fix.ellipsoidalAltitude = value }
+        if let value = later.horizontalAccuracy { epoch.fix.horizontalAccuracy = value }
+        if let value = later.verticalAccuracy { epoch.fix.verticalAccuracy = value }
+        if let value = later.speed { epoch.fix.speed = value }
+        if let value = later.speedAccuracy { epoch.fix.speedAccuracy = value }
+        if let value = later.course { epoch.fix.course = value }
+        if let value = later.courseAccuracy { epoch.fix.courseAccuracy = value }
+        if let value = later.climb { epoch.fix.climb = value }
         // `receivedAt` stays the first TPV's, like the epoch's receipt instant.
-        epoch.fix = fix
         epoch.reports += 1
     }
 }

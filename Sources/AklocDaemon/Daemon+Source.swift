@@ -22,7 +22,7 @@ extension Daemon {
                 endpoint: endpoint, device: configuration.gpsd.device, queue: queue,
                 log: { level, message in logger.log(level, message, ["AKLOC_SOURCE": endpoint.sourceName]) })
         source.onEvent = { [weak self] event in
-            self?.assumeIsolated { $0.sourceEvent(event) }
+            self?.onQueue(event) { daemon, event in daemon.sourceEvent(event) }
         }
         self.source = source
         source.setWatch(engine.snapshot.watching)

@@ -109,6 +109,23 @@ actor Daemon {
         places = PlacesService(store: stateStore.map { SavedPlaceStore(stateDirectory: $0.directory) }, log: log)
     }
 
+    /// `assumeIsolated` with the same check, done directly: the queue is
+    /// the executor's (`QueueExecutor.checkIsolated` makes exactly this
+    /// check). For the gpsd source's callback, which runs once per TPV:
+    /// the runtime's general check (the current task's executor, then
+    /// whether it is the main actor's, then `checkIsolated`) took 4 % of
+    /// aklocd's CPU in bench/cpu-per-epoch.sh's scenario (issue 19).
+    /// `value` is passed in rather than captured, so the closure needs no
+    /// context of its own.
+    nonisolated func onQueue<Value>(_ value: Value, _ operation: (isolated Daemon, Value) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        withoutActuallyEscaping(operation) { isolated in
+            // What the standard library's `assumeIsolated` does once checked.
+            let plain = unsafeBitCast(isolated, to: ((Daemon, Value) -> Void).self)
+            plain(self, value)
+        }
+    }
+
     static func engineConfiguration(_ configuration: Configuration) -> Engine.Configuration {
         Engine.Configuration(
             defaultPolicy: configuration.throttle.policy,
@@ -157,7 +174,8 @@ actor Daemon {
     func perform(_ outputs: [Engine.Output], persisted: Bool = false) {
         // Durable before anyone hears of it: an acknowledged `pause` must
         // survive a SIGKILL right after the reply.
-        if outputs.last == .persist, !persisted { persistState() }
+        // Matched, not compared: `==` copied the last output (a fix) to compare.
+        if !persisted, case .persist? = outputs.last { persistState() }
         var departed: [(SubscriberID, ClientServer.Departure)] = []
         // The forwarder's share is journaled (an fsync) only after every
         // socket write of this step (DESIGN §8: a journal write never delays

@@ -21,7 +21,10 @@ public struct DeviceSelector: Sendable {
         var receivedAt: Instant
     }
 
-    private var latest: [String: Latest] = [:]
+    /// Each device's latest fix, by device path ("" for none). A list, not
+    /// a dictionary: gpsd serves one receiver or a few, and a hash of the
+    /// path plus a table store per TPV was most of this type's cost.
+    private var latest: [(device: String, entry: Latest)] = []
     private var lastPassed: String?
 
     public init(pinnedDevice: String? = nil, currentWindow: Double = 2) {
@@ -33,11 +36,18 @@ public struct DeviceSelector: Sendable {
     public mutating func offer(_ location: Location, at now: Instant) -> Location? {
         let key = location.device ?? ""
         if let pinnedDevice, pinnedDevice != key { return nil }
-        latest[key] = Latest(location: location, receivedAt: now)
+        // By index: iterating the list copied each whole entry.
+        var found = false
+        for index in latest.indices where latest[index].device == key {
+            latest[index].entry = Latest(location: location, receivedAt: now)
+            found = true
+            break
+        }
+        if !found { latest.append((key, Latest(location: location, receivedAt: now))) }
         if pinnedDevice != nil { return location }
-        for (other, entry) in latest where other != key && isCurrent(entry, at: now) {
-            let order = DeviceSelector.compare(entry.location, location)
-            if order > 0 || (order == 0 && lastPassed == other) { return nil }
+        for index in latest.indices where latest[index].device != key && isCurrent(latest[index].entry, at: now) {
+            let order = DeviceSelector.compare(latest[index].entry.location, location)
+            if order > 0 || (order == 0 && lastPassed == latest[index].device) { return nil }
         }
         lastPassed = key
         return location
@@ -48,14 +58,14 @@ public struct DeviceSelector: Sendable {
     public mutating func offerNoFix(device: String?, at now: Instant) -> Bool {
         let key = device ?? ""
         if let pinnedDevice { return pinnedDevice == key }
-        latest[key] = nil
+        latest.removeAll { $0.device == key }
         if lastPassed == key { lastPassed = nil }
-        return !latest.values.contains { isCurrent($0, at: now) }
+        return !latest.contains { isCurrent($0.entry, at: now) }
     }
 
     /// Forgets every device, e.g. when the gpsd connection drops.
     public mutating func reset() {
-        latest = [:]
+        latest = []
         lastPassed = nil
     }
 

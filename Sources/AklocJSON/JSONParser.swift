@@ -33,15 +33,27 @@ extension JSONValue {
     /// of a top-level object. For a reader that trusts another parser's
     /// values once the text is known to be well formed (gpsd's lines, which
     /// libgps parses), or dispatches on a leading tag.
+    ///
+    /// Inlinable so a caller's bytes type is specialized where it calls:
+    /// unspecialized, finding the contiguous storage of a slice through
+    /// witness tables cost three times the validation itself (issue 19,
+    /// gpsd's TPV lines).
+    ///
+    /// `firstMember: false` leaves the outline's `firstKey` and
+    /// `firstString` nil, making no String at all, for a caller that has
+    /// read them from the bytes already.
+    @inlinable
     public static func validate<Bytes: Collection<UInt8>>(
-        _ bytes: Bytes, maxDepth: Int = defaultMaxDepth
+        _ bytes: Bytes, maxDepth: Int = defaultMaxDepth, firstMember: Bool = true
     ) -> Result<JSONOutline, JSONParseError> {
         if let result = bytes.withContiguousStorageIfAvailable({ buffer in
-            validate(buffer: buffer, maxDepth: maxDepth)
+            validate(buffer: buffer, maxDepth: maxDepth, firstMember: firstMember)
         }) {
             return result
         }
-        return Array(bytes).withUnsafeBufferPointer { validate(buffer: $0, maxDepth: maxDepth) }
+        return Array(bytes).withUnsafeBufferPointer {
+            validate(buffer: $0, maxDepth: maxDepth, firstMember: firstMember)
+        }
     }
 
     static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
@@ -49,7 +61,10 @@ extension JSONValue {
         return parser.parseText()
     }
 
-    static func validate(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONOutline, JSONParseError> {
+    @usableFromInline
+    static func validate(
+        buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int, firstMember: Bool = true
+    ) -> Result<JSONOutline, JSONParseError> {
         // Outside strings a non-ASCII byte is an error anyway, and escapes
         // only produce valid scalars, so checking the whole text once is
         // the same test as `parse`'s per-string one, without the strings.
@@ -59,6 +74,7 @@ extension JSONValue {
             return .failure(JSONParseError(message: "invalid UTF-8", offset: offset))
         }
         var parser = JSONParser(input: buffer, maxDepth: maxDepth, building: false)
+        parser.keepsFirstMember = firstMember
         let result = parser.parseText()
         return result.map { JSONOutline(kind: .init($0), firstKey: parser.firstKey, firstString: parser.firstString) }
     }
@@ -121,6 +137,8 @@ private struct JSONParser {
     var index = 0
     var firstKey: String?
     var firstString: String?
+    /// When validating: whether to make `firstKey` and `firstString`.
+    var keepsFirstMember = true
 
     init(input: UnsafeBufferPointer<UInt8>, maxDepth: Int, building: Bool) {
         self.input = input
@@ -192,7 +210,7 @@ private struct JSONParser {
     mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
         guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth) levels") }
         index += 1
-        var members: [String: JSONValue] = [:]
+        var members = [String: JSONValue]()
         skipWhitespace()
         if !atEnd, input[index] == UInt8(ascii: "}") {
             index += 1
@@ -202,7 +220,7 @@ private struct JSONParser {
             skipWhitespace()
             guard !atEnd else { throw error("unexpected end of input") }
             guard input[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
-            let isFirstOfTop = !building && depth == 1 && firstKey == nil
+            let isFirstOfTop = !building && keepsFirstMember && depth == 1 && firstKey == nil
             let key = try parseString(keeping: building || isFirstOfTop)
             skipWhitespace()
             guard !atEnd, input[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
@@ -270,12 +288,15 @@ private struct JSONParser {
             }
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: input[start..<index])
-                guard let text = String(validating: slice, as: UTF8.self) else {
+                // Checked by our own scan, then decoded: the standard
+                // library's generic `String(validating:as:)` cost most of a
+                // validation of a whole gpsd line for its two short strings.
+                guard firstInvalidUTF8(in: slice) == nil else {
                     index = start
                     throw error("invalid UTF-8 in string")
                 }
                 index += 1
-                return text
+                return String(decoding: slice, as: UTF8.self)
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("unescaped control character in string") }

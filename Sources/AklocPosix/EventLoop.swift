@@ -196,9 +196,14 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func runJobs() {
-        let jobs = pending.withLock { jobs in
-            defer { jobs.removeAll(keepingCapacity: true) }
-            return jobs
+        // Taken by swap, and only when there are some: this runs on every
+        // round, and copying the list out then emptying it in place (which
+        // must copy the shared buffer) allocated on every one.
+        let jobs: [@Sendable () -> Void] = pending.withLock { jobs in
+            guard !jobs.isEmpty else { return [] }
+            var taken: [@Sendable () -> Void] = []
+            swap(&taken, &jobs)
+            return taken
         }
         for job in jobs { job() }
     }
@@ -209,11 +214,29 @@ public final class EventLoop: @unchecked Sendable {
     /// `deadline + leeway`, then fires every timer whose deadline has passed,
     /// so each fires within its window and nearby ones share a wake-up.
     private func fireTimers() -> Int32 {
-        timers.removeAll { $0.timer?.isCancelled ?? true }
         var now = PosixClock.monotonic.nanoseconds()
-        let due = timers.compactMap(\.timer).filter { $0.deadline.map { $0 <= now } ?? false }
-        if !due.isEmpty {
-            let order = due.sorted { ($0.deadline!, $0.sequence) < ($1.deadline!, $1.sequence) }
+        // One pass without allocating, as this runs once per wake-up (per
+        // gpsd object): lists are built only on a round where a timer is
+        // due or one has gone.
+        var wakeAt: Int64?
+        var due = false
+        var gone = false
+        // By index: iterating copied each weak reference (an atomic
+        // operation per timer per round).
+        for index in timers.indices {
+            guard let timer = timers[index].timer, !timer.isCancelled else {
+                gone = true
+                continue
+            }
+            guard let deadline = timer.deadline else { continue }
+            if deadline <= now { due = true }
+            let latest = deadline &+ timer.leeway
+            wakeAt = min(wakeAt ?? latest, latest)
+        }
+        if gone { timers.removeAll { $0.timer?.isCancelled ?? true } }
+        if due {
+            let order = timers.compactMap(\.timer).filter { $0.deadline.map { $0 <= now } ?? false }
+                .sorted { ($0.deadline!, $0.sequence) < ($1.deadline!, $1.sequence) }
             // Armed now: a handler that re-arms its timer for a time already
             // past fires again on the next round, not in this one.
             let armed = order.map { $0.sequence }
@@ -221,14 +244,14 @@ public final class EventLoop: @unchecked Sendable {
                 timer.fire()
             }
             now = PosixClock.monotonic.nanoseconds()
+            wakeAt = nil
+            for timer in timers.compactMap(\.timer) {
+                guard let deadline = timer.deadline else { continue }
+                let latest = deadline &+ timer.leeway
+                wakeAt = min(wakeAt ?? latest, latest)
+            }
         }
         if !pending.withLock({ $0.isEmpty }) { return 0 }
-        var wakeAt: Int64?
-        for timer in timers.compactMap(\.timer) {
-            guard let deadline = timer.deadline else { continue }
-            let latest = deadline &+ timer.leeway
-            wakeAt = min(wakeAt ?? latest, latest)
-        }
         guard let wakeAt else { return -1 }
         let wait = max(0, wakeAt - now)
         // Rounded up: waking before the deadline would only loop again.

@@ -43,6 +43,8 @@ final class EventPoller: @unchecked Sendable {
     private var targets: [UInt64: any Target] = [:]
     private var nextToken: UInt64 = 1
     private var events = [epoll_event](repeating: epoll_event(), count: 64)
+    /// The last round's ready list, kept for its capacity (see `drain`).
+    private var ready: [(token: UInt64, events: UInt32)] = []
 
     private static let pollers = Mutex<[ObjectIdentifier: EventPoller]>([:])
     /// Marks a poller's queue, so a call from elsewhere can hop onto it.
@@ -191,11 +193,17 @@ final class EventPoller: @unchecked Sendable {
         }
         guard count > 0 else { return 0 }
         // Copied out: a handler may watch more descriptors, or close them.
-        let ready = (0..<Int(count)).map { (events[$0].data.u64, events[$0].events) }
-        for (token, reported) in ready {
+        // Into last round's list, taken out of `self` while the handlers run
+        // (so none could see it change), so a round allocates nothing.
+        var batch = ready
+        ready = []
+        batch.removeAll(keepingCapacity: true)
+        for index in 0..<Int(count) { batch.append((events[index].data.u64, events[index].events)) }
+        for (token, reported) in batch {
             let target = targets[token]
             target?.poller(self, didReport: reported)
         }
+        ready = batch
         return Int(count)
     }
 }

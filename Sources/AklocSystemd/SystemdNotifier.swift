@@ -9,10 +9,14 @@ import Glibc
 /// notify unconditionally. The environment is never unset: the watchdog
 /// and later notifications need it for the daemon's whole life.
 public struct SystemdNotifier: Sendable {
-    public init() {}
-
     /// Whether a service manager is listening (`NOTIFY_SOCKET` is set).
-    public var isEnabled: Bool { getenv("NOTIFY_SOCKET") != nil }
+    /// Read once: the daemon asks after every gpsd fix, and the
+    /// environment is never unset (above).
+    public let isEnabled: Bool
+
+    public init() {
+        isEnabled = getenv("NOTIFY_SOCKET") != nil
+    }
 
     /// `READY=1`: start-up finished (the socket is served), or a reload finished.
     public func ready() throws(Errno) {

@@ -38,6 +38,23 @@ private func validate(_ text: String) -> Result<JSONOutline, JSONParseError> { J
         }
     }
 
+    /// Without its first member (a caller that read the class from the
+    /// bytes): the same texts pass with the same errors, and no key is made.
+    @Test(
+        arguments: malformedTexts + [
+            #"{"class":"TPV","lat":52.5}"#, #"{"class":"TPV","lat":}"#, #"{"class":"TPV""#,
+            #"{"class":"T\u00e9V","x":"\ud83d\ude00"}"#, #"{"class":"TPV"}"# + "\u{1}",
+        ])
+    func withoutTheFirstMemberAgreesWithTheParser(text: String) {
+        let bytes = Array(text.utf8)
+        switch (JSONValue.parse(bytes), JSONValue.validate(bytes, firstMember: false)) {
+        case (.success, .success(let outline)): #expect(outline.firstKey == nil && outline.firstString == nil)
+        case (.failure(let parsed), .failure(let validated)): #expect(parsed == validated)
+        case (let parsed, let validated):
+            Issue.record("parse \(parsed), validate \(validated) for \(text.debugDescription)")
+        }
+    }
+
     @Test func invalidUTF8GetsTheParsersError() {
         let bytes: [UInt8] = Array(#"{"class":"T"#.utf8) + [0xC3, 0x28] + Array(#"V"}"#.utf8)
         guard case .failure(let parsed) = JSONValue.parse(bytes) else {
