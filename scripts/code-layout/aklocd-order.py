@@ -6,9 +6,10 @@ Usage: aklocd-order.py CALLGRIND-OUT LINK-MAP OUTPUT
 Every function of aklocd's own binary that callgrind saw run (called or
 calling) is listed, in the order the profile first names it, when each of its
 definitions is a section of its own (`.text.NAME`, which `-function-sections`
-gives every Swift function). A name that is also defined inside a shared
-`.text` (the static runtime's Swift.o, libdispatch's C objects) is left out:
-ordering it would drag that whole section, mostly cold, into the hot range.
+gives every Swift function), or in a small shared `.text` (a C object's). A name
+defined inside a big shared `.text` (the static runtime's Swift.o, 1.6 MiB)
+is left out: ordering it would drag that whole section, mostly cold, into
+the hot range.
 The link map must be written with `--no-demangle`, so C++ names match the
 profile's mangled ones. scripts/code-layout/make-order.sh drives this; why it
 matters is in bench/NOTES.md, "Code layout".
@@ -49,8 +50,14 @@ def executed_functions(path):
     return executed
 
 
+# A shared section this small (a C object of libgps or libdispatch, built
+# without function sections) is ordered whole: what it drags along is less
+# than the 64 KiB of cold code around it that its one hot function would map.
+SMALL_SHARED_SECTION = 48 * 1024
+
+
 def text_definitions(path):
-    """symbol -> the input sections of .text that define it."""
+    """symbol -> the input sections of .text that define it, with their sizes."""
     definitions, section, in_text = {}, None, False
     with open(path) as link_map:
         for line in link_map:
@@ -64,7 +71,7 @@ def text_definitions(path):
             if not in_text:
                 continue
             if ":(" in rest:
-                section = rest
+                section = (rest, int(fields[2], 16))
             elif section:
                 definitions.setdefault(rest, []).append(section)
     return definitions
@@ -79,7 +86,7 @@ def main():
         sections = definitions.get(name)
         if not sections:
             continue
-        if all(s.endswith(":(.text." + name + ")") for s in sections):
+        if all(s.endswith(":(.text." + name + ")") or size <= SMALL_SHARED_SECTION for s, size in sections):
             kept.append(name)
         else:
             shared += 1

@@ -5,7 +5,8 @@
 # bench` measures: a gpsd replay (gpsfake, bundg_zeus_9), one subscriber with
 # every fix, `akloc where`'s two lookups, then a clean stop. Run it after
 # changes that move a lot of code; a stale list only costs memory, never
-# correctness (names it no longer finds are skipped).
+# correctness (names it no longer finds are skipped). The next build relinks
+# (its link command differs from this script's, which writes a map).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -35,7 +36,8 @@ valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind.ou
 daemon=$!
 pids+=($daemon)
 
-# One subscriber that takes every fix; it returns after 20 of them.
+# One subscriber that takes every fix; it returns after 40 of them, so the
+# track's 5 s sync and the 30 s state save have run too.
 python3 - "$work/akloc.sock" <<'PY'
 import socket, sys, time
 deadline = time.monotonic() + 120
@@ -48,7 +50,7 @@ while True:
 s.settimeout(120)
 s.sendall(b'{"id":1,"op":"startUpdatingLocation","policy":{"minInterval":0}}\n')
 buffer, fixes = b"", 0
-while fixes < 20:
+while fixes < 40:
     data = s.recv(65536)
     if not data: sys.exit("aklocd closed the subscriber's connection")
     buffer += data
