@@ -165,6 +165,14 @@ enum GeoBench {
             measure("placemark alone (nearest place), near places", nearPlaces, "") {
                 _ = try? gazetteer.placemark(at: $0)
             })
+        // The parts of the uniform reverseGeocode, to see which one its tail is.
+        rows.append(
+            measure("  its country alone, uniform", uniform, "") { _ = try? borders.country(at: $0) })
+        rows.append(
+            measure("  its nearest place in the country alone, uniform", uniform, "") { point in
+                let code = (try? borders.country(at: point))??.code
+                _ = try? gazetteer.placemark(at: point, country: code.map { ($0, nil) })
+            })
         rows.append(
             measure("country of a point (airports + uniform)", borderPoints, "≤ 20 µs") {
                 _ = try? borders.country(at: $0)
