@@ -145,9 +145,13 @@ class Replay:
 
 
 def _remove_gpsd_segment(port: int) -> None:
-    """gpsd 3.22 leaves a SysV segment keyed 0x4770PPPP behind, and as root its NTP0..NTP7 ones;
-    each removed when nothing is attached (a parallel test's live gpsd keeps its own)."""
-    keys = {0x47700000 | port}
+    """gpsd 3.22 leaves a SysV segment keyed 0x4770PPPP behind, and as root its NTP0..NTP7 ones.
+    The port's is this replay's own: removed even while the SIGKILLed gpsd, which nothing waits
+    for, is still attached (the kernel frees it at the last detach); removing only unattached ones
+    left it behind whenever gpsd had not exited yet. The NTP ones are shared by every gpsd run as
+    root: removed only when nothing is attached (a parallel test's live gpsd keeps its own)."""
+    own = 0x47700000 | port
+    keys = {own}
     if os.geteuid() == 0:
         keys |= {0x4E545030 + n for n in range(8)}
     try:
@@ -156,5 +160,6 @@ def _remove_gpsd_segment(port: int) -> None:
     except OSError:
         return
     for row in rows:
-        if len(row) > 6 and int(row[0]) & 0xFFFFFFFF in keys and row[6] == "0":
+        key = int(row[0]) & 0xFFFFFFFF if len(row) > 6 else None
+        if key in keys and (key == own or row[6] == "0"):
             subprocess.run(["ipcrm", "-m", row[1]], check=False, stderr=subprocess.DEVNULL)
