@@ -285,6 +285,14 @@ public final class GPSDSource {
         }
     }
 
+    /// The class akloc reads that `name` (a line's leading class) is, or nil.
+    private static func classRead<Name: Collection<UInt8>>(_ name: Name) -> String? {
+        if GPSDLine.isClass(name, "TPV") { return "TPV" }
+        if GPSDLine.isClass(name, "VERSION") { return "VERSION" }
+        if GPSDLine.isClass(name, "ERROR") { return "ERROR" }
+        return nil
+    }
+
     /// Only lines of the classes whose content akloc uses (TPV, VERSION,
     /// ERROR) are checked; libgps parses the others (SKY, DEVICE, WATCH, …)
     /// and nothing of them is read, so they are not checked a second time: a
@@ -293,11 +301,7 @@ public final class GPSDSource {
     private func handleLine(from connection: LibGPSConnection) {
         let verdict: GPSDLine.Verdict? = connection.withLine { line in
             guard let name = GPSDLine.leadingClassBytes(line) else { return GPSDLine.check(line) }
-            let read: String? =
-                GPSDLine.isClass(name, "TPV")
-                ? "TPV"
-                : GPSDLine.isClass(name, "VERSION") ? "VERSION" : GPSDLine.isClass(name, "ERROR") ? "ERROR" : nil
-            guard let read else { return nil }
+            guard let read = GPSDSource.classRead(name) else { return nil }
             return GPSDLine.check(line, leadingClass: read)
         }
         guard let verdict else { return }

@@ -218,7 +218,6 @@ public final class EventLoop: @unchecked Sendable {
         // One pass without allocating, as this runs once per wake-up (per
         // gpsd object): lists are built only on a round where a timer is
         // due or one has gone.
-        var wakeAt: Int64?
         var due = false
         var gone = false
         // By index: iterating copied each weak reference (an atomic
@@ -228,10 +227,7 @@ public final class EventLoop: @unchecked Sendable {
                 gone = true
                 continue
             }
-            guard let deadline = timer.deadline else { continue }
-            if deadline <= now { due = true }
-            let latest = deadline &+ timer.leeway
-            wakeAt = min(wakeAt ?? latest, latest)
+            if let deadline = timer.deadline, deadline <= now { due = true }
         }
         if gone { timers.removeAll { $0.timer?.isCancelled ?? true } }
         if due {
@@ -244,18 +240,23 @@ public final class EventLoop: @unchecked Sendable {
                 timer.fire()
             }
             now = PosixClock.monotonic.nanoseconds()
-            wakeAt = nil
-            for timer in timers.compactMap(\.timer) {
-                guard let deadline = timer.deadline else { continue }
-                let latest = deadline &+ timer.leeway
-                wakeAt = min(wakeAt ?? latest, latest)
-            }
         }
         if !pending.withLock({ $0.isEmpty }) { return 0 }
-        guard let wakeAt else { return -1 }
+        guard let wakeAt = earliestWake() else { return -1 }
         let wait = max(0, wakeAt - now)
         // Rounded up: waking before the deadline would only loop again.
         return Int32(clamping: (wait + 999_999) / 1_000_000)
+    }
+
+    /// The earliest `deadline + leeway` of the armed timers, by index as above.
+    private func earliestWake() -> Int64? {
+        var wakeAt: Int64?
+        for index in timers.indices {
+            guard let timer = timers[index].timer, let deadline = timer.deadline else { continue }
+            let latest = deadline &+ timer.leeway
+            wakeAt = min(wakeAt ?? latest, latest)
+        }
+        return wakeAt
     }
 
     /// A descriptor of the loop's own (its wake-up, the main queue's eventfd).
