@@ -4,6 +4,7 @@
 #
 #   bench/cpu-per-epoch.sh aklocd PATH-TO-aklocd LABEL [WINDOW-SECONDS]
 #   bench/cpu-per-epoch.sh floor PATH-TO-akloc-bench LABEL [WINDOW-SECONDS]
+#   bench/cpu-per-epoch.sh libgps-floor PATH-TO-akloc-bench LABEL [WINDOW-SECONDS]
 #
 # Its own gpsfake (bundg_zeus_9, -c 0.03, looping) on a free port, the daemon
 # on a private socket, one subscriber (minInterval 0) that timestamps each
@@ -61,7 +62,7 @@ if [ "$kind" = aklocd ]; then
     "$bin" --socket "$d/s.sock" --gpsd "127.0.0.1:$port" --config "$d/akloc.conf" --state-dir "$d/state" \
         --log-level warning 2> "$d/daemon.err" &
 else
-    "$bin" floor "$port" "$d/s.sock" 2> "$d/daemon.err" &
+    "$bin" "$kind" "$port" "$d/s.sock" 2> "$d/daemon.err" &
 fi
 pid=$!
 pids=("$pid" "${pids[@]}")

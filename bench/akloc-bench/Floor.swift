@@ -66,6 +66,20 @@ enum Floor {
         }
     }
 
+    /// The same fan-out with libgps as the reader (`akloc-bench libgps-floor PORT SOCKET`, in C:
+    /// LibgpsFloor.c): the least CPU per epoch of any program that reads gpsd through libgps.
+    static func libgpsMain(port: UInt16, socketPath: String) -> Never {
+        signal(SIGPIPE, SIG_IGN)
+        guard let listener = Posix.listenUnix(socketPath) else {
+            complain("libgps-floor: cannot listen on \(socketPath)")
+            exit(71)
+        }
+        Posix.setNonBlocking(listener)
+        let status = cbench_libgps_floor(listener, String(port))
+        if status != 0 { complain("libgps-floor: cannot reach gpsd on port \(port)") }
+        exit(status)
+    }
+
     private static func complain(_ text: String) {
         let line = Array((text + "\n").utf8)
         _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }

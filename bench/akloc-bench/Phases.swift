@@ -28,10 +28,11 @@ struct LatencyRow {
     var subscribers: Int
     var epochs = 0
     var akloc: Stats?
-    /// aklocd measured from the reference TPV that settled each epoch's fix.
-    var aklocAfterSettled: Stats?
-    /// The epoch's first reference TPV to the one that settled its fix.
-    var settleTime: Stats?
+    /// aklocd measured from the reference TPV from which a direct client has the fix aklocd
+    /// delivers (the epoch's last TPV that changed one of its fields).
+    var aklocSameFix: Stats?
+    /// The epoch's first reference TPV to that one: the receiver's own split of the epoch.
+    var splitTime: Stats?
     var aklocReceived = 0
     var aklocExpected = 0
     var aklocConnected = 0
@@ -249,7 +250,10 @@ final class Phases {
         for epoch in epochs.sorted() {
             guard let stats = Stats(reader.latencies(kind, epochs: [epoch])) else { continue }
             let lag = Report.ms(reader.readerLag(epochs: [epoch])[0])
-            log("  \(kind) epoch \(epoch): p50 \(Report.ms(stats.p50)) max \(Report.ms(stats.max)) reader lag \(lag)")
+            let sameFix = Stats(reader.latenciesFromSameFix(kind, epochs: [epoch])).map { Report.ms($0.p50) } ?? "—"
+            log(
+                "  \(kind) epoch \(epoch): p50 \(Report.ms(stats.p50)) max \(Report.ms(stats.max)) "
+                    + "from the same fix p50 \(sameFix) reader lag \(lag)")
         }
     }
 
@@ -313,8 +317,8 @@ final class Phases {
             row.epochIntervalMillis = Double(last - first) / 1e6 / Double(times.count - 1)
         }
         row.akloc = Stats(reader.latencies(.akloc, epochs: epochs))
-        row.aklocAfterSettled = Stats(reader.latenciesAfterSettled(.akloc, epochs: epochs))
-        row.settleTime = Stats(epochs.map { reader.referenceSettled[$0] - reader.referenceKernel[$0] })
+        row.aklocSameFix = Stats(reader.latenciesFromSameFix(.akloc, epochs: epochs))
+        row.splitTime = Stats(epochs.map { reader.referenceSameFix[$0] - reader.referenceKernel[$0] })
         row.aklocReceived = reader.latencies(.akloc, epochs: epochs).count
         row.aklocExpected = row.aklocConnected * epochs.count
         row.gpsd = Stats(reader.latencies(.gpsd, epochs: epochs))

@@ -35,9 +35,9 @@ final class Reader {
     private(set) var referenceArrival: [Int64] = []
     /// Kernel receive time (SO_TIMESTAMPNS, made monotonic) of each epoch's first reference TPV.
     private(set) var referenceKernel: [Int64] = []
-    /// Kernel receive time of each epoch's last reference TPV that changed its fix (position,
-    /// mode, altitude, speed or track): from then on a direct client has the fix akloc delivers.
-    private(set) var referenceSettled: [Int64] = []
+    /// Kernel receive time of each epoch's last reference TPV that changed any field of the fix
+    /// akloc delivers (`fixKeys`): from then on a direct client has the same fix.
+    private(set) var referenceSameFix: [Int64] = []
     /// The fix fields of each epoch's latest reference TPV, to see which TPV changed them.
     private var referenceFix: [[[UInt8]?]] = []
     /// Per kind: (epoch, receive time) of the first line of each epoch on each socket.
@@ -191,7 +191,7 @@ final class Reader {
             epochIndex[key] = epoch
             referenceArrival.append(-1)
             referenceKernel.append(-1)
-            referenceSettled.append(-1)
+            referenceSameFix.append(-1)
             referenceFix.append([])
         }
         if kind == .reference {
@@ -205,7 +205,7 @@ final class Reader {
             let fix = Reader.fixKeys.map { Reader.number(after: $0, in: bytes).map { Array($0) } }
             if fix != referenceFix[epoch] {
                 referenceFix[epoch] = fix
-                referenceSettled[epoch] = stamp
+                referenceSameFix[epoch] = stamp
             }
             return
         }
@@ -214,7 +214,11 @@ final class Reader {
         arrivals[kind.rawValue].append((epoch, now))
     }
 
-    private static let fixKeys = ["lat", "lon", "mode", "altMSL", "speed", "track"].map { Array("\"\($0)\":".utf8) }
+    /// gpsd's names of every field of akloc's `Location` (TPVConverter): a later TPV that changes
+    /// any of them changes what akloc delivers.
+    private static let fixKeys = [
+        "lat", "lon", "mode", "altMSL", "altHAE", "eph", "epv", "speed", "eps", "track", "epd", "climb",
+    ].map { Array("\"\($0)\":".utf8) }
 
     /// The bytes of a number value after `key`, up to the next comma or brace.
     private static func number(after key: [UInt8], in bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
@@ -258,12 +262,13 @@ final class Reader {
         }
     }
 
-    /// Added latency (ns) of `kind`'s first arrivals measured from the reference TPV that settled
-    /// the epoch's fix instead of its first TPV (akloc delivers a merged epoch; see docs/semantics.md).
-    func latenciesAfterSettled(_ kind: Kind, epochs: Set<Int>) -> [Int64] {
+    /// Added latency (ns) of `kind`'s first arrivals measured from the reference TPV from which a
+    /// direct client has the fix akloc delivers, instead of the epoch's first TPV (akloc delivers
+    /// the merged epoch; see docs/semantics.md, "Epochs").
+    func latenciesFromSameFix(_ kind: Kind, epochs: Set<Int>) -> [Int64] {
         arrivals[kind.rawValue].compactMap { arrival in
-            guard epochs.contains(arrival.epoch), referenceSettled[arrival.epoch] > 0 else { return nil }
-            return arrival.nanos - referenceSettled[arrival.epoch]
+            guard epochs.contains(arrival.epoch), referenceSameFix[arrival.epoch] > 0 else { return nil }
+            return arrival.nanos - referenceSameFix[arrival.epoch]
         }
     }
 

@@ -44,6 +44,8 @@ struct Options {
                akloc-bench --fleet N [--per-replay 50] [--fleet-window S] [--drain S] [--out FILE] [--cycle S]
                            [--log GPSD_LOG] [--aklocd PATH] [--command TEXT]
                akloc-bench floor GPSD_PORT SOCKET_PATH   (the floor server; the harness starts it)
+               akloc-bench libgps-floor GPSD_PORT SOCKET_PATH   (the floor reading gpsd through libgps;
+                           bench/cpu-per-epoch.sh runs it)
                akloc-bench geo [--out FILE] [DATA_DIR]   (geo lookup times and pages touched)
                akloc-bench track [--out FILE] [--points N]  (recorder CPU per fix, export of N points to GPX)
         """
@@ -205,12 +207,13 @@ func runFleet(_ options: Options, _ settings: Fleet.Settings) throws {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "floor" {
+if arguments.first == "floor" || arguments.first == "libgps-floor" {
     guard arguments.count == 3, let port = UInt16(arguments[1]) else {
         FileHandle.standardError.write(Data("\(Options.usage)\n".utf8))
         exit(64)
     }
-    Floor.main(port: port, socketPath: arguments[2])
+    if arguments.first == "floor" { Floor.main(port: port, socketPath: arguments[2]) }
+    Floor.libgpsMain(port: port, socketPath: arguments[2])
 }
 if arguments.first == "track" {
     TrackBench.main(Array(arguments.dropFirst()))

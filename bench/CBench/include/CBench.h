@@ -22,5 +22,8 @@ int cbench_enable_timestamps(int fd);
 long cbench_recv_timestamped(int fd, void *buffer, unsigned long length, int64_t *monotonic_ns);
 /// accept4(SOCK_NONBLOCK | SOCK_CLOEXEC) without the peer address.
 int cbench_accept_nonblocking(int listener);
+/// The floor with libgps as its reader (LibgpsFloor.c): serves `listener` forever; returns only
+/// when gpsd on 127.0.0.1:`port` cannot be reached (69) or goes away (0).
+int cbench_libgps_floor(int listener, const char *port);
 
 #endif
