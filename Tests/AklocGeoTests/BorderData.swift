@@ -42,6 +42,19 @@ enum BorderData {
         }
     }()
 
+    /// Tests/Fixtures/geo/ourairports.csv (OurAirports, public domain): the second reference,
+    /// with positions of its own and no time zones (`zone` is empty).
+    static let ourAirports: [Airport] = {
+        let text = try! String(
+            contentsOf: root.appendingPathComponent("Tests/Fixtures/geo/ourairports.csv"), encoding: .utf8)
+        return text.split(separator: "\n").dropFirst().map { line in
+            let f = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            return Airport(
+                icao: f[0], coordinate: Coordinate(latitude: Double(f[1])!, longitude: Double(f[2])!),
+                country: f[3], zone: "")
+        }
+    }()
+
     /// SplitMix64, so a failing random point reproduces.
     struct Random: RandomNumberGenerator {
         var state: UInt64
