@@ -31,29 +31,23 @@ enum BorderData {
     }
 
     /// Tests/Fixtures/geo/airports-icao.csv (airportsdata, MIT).
-    static let airports: [Airport] = {
-        let text = try! String(
-            contentsOf: root.appendingPathComponent("Tests/Fixtures/geo/airports-icao.csv"), encoding: .utf8)
-        return text.split(separator: "\n").dropFirst().map { line in
-            let f = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            return Airport(
-                icao: f[0], coordinate: Coordinate(latitude: Double(f[1])!, longitude: Double(f[2])!),
-                country: f[3], zone: f[4])
-        }
-    }()
+    static let airports = reference("airports-icao.csv")
 
     /// Tests/Fixtures/geo/ourairports.csv (OurAirports, public domain): the second reference,
     /// with positions of its own and no time zones (`zone` is empty).
-    static let ourAirports: [Airport] = {
-        let text = try! String(
-            contentsOf: root.appendingPathComponent("Tests/Fixtures/geo/ourairports.csv"), encoding: .utf8)
+    static let ourAirports = reference("ourairports.csv")
+
+    /// A reference file of Tests/Fixtures/geo: a header, then code, latitude, longitude,
+    /// country and, when the file has one, the time zone.
+    static func reference(_ name: String) -> [Airport] {
+        let text = try! String(contentsOf: root.appendingPathComponent("Tests/Fixtures/geo/" + name), encoding: .utf8)
         return text.split(separator: "\n").dropFirst().map { line in
             let f = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             return Airport(
                 icao: f[0], coordinate: Coordinate(latitude: Double(f[1])!, longitude: Double(f[2])!),
-                country: f[3], zone: "")
+                country: f[3], zone: f.count > 4 ? f[4] : "")
         }
-    }()
+    }
 
     /// SplitMix64, so a failing random point reproduces.
     struct Random: RandomNumberGenerator {

@@ -107,19 +107,30 @@ import Testing
         return result
     }
 
-    @Test func agreesWithTheAirportsReference() throws {
-        let referenceCodes = Set(BorderData.airports.map(\.country))
-        #expect(referenceCodes.isDisjoint(with: Self.referenceFilesUnderSovereign.keys))
-        #expect(Self.zoneTab.count > 300)
-        let combined = try agreement { try borders.country(at: $0)?.code }
-        let naturalEarth = try agreement { try borders.naturalEarthCountry(at: $0)?.code }
+    /// Ours and Natural Earth's alone against `reference`, printed (the figures of
+    /// docs/geodata.md); the reference has none of the codes it files under a sovereign.
+    func compare(
+        with reference: [BorderData.Airport], named name: String, filedUnderSovereign convention: [String: String]
+    ) throws -> (combined: Agreement, naturalEarth: Agreement) {
+        #expect(Set(reference.map(\.country)).isDisjoint(with: convention.keys))
+        let combined = try agreement(
+            { try borders.country(at: $0)?.code }, reference: reference, filedUnderSovereign: convention)
+        let naturalEarth = try agreement(
+            { try borders.naturalEarthCountry(at: $0)?.code }, reference: reference, filedUnderSovereign: convention)
         print(
             """
-            countries vs airportsdata: \(combined.summary); commonest: \(combined.commonest)
+            countries vs \(name): \(combined.summary); commonest: \(combined.commonest)
             Natural Earth alone: \(naturalEarth.summary)
             near-border disagreements (\(combined.nearBorderMisses.count)): \
             \(combined.nearBorderMisses.joined(separator: "; "))
             """)
+        return (combined, naturalEarth)
+    }
+
+    @Test func agreesWithTheAirportsReference() throws {
+        #expect(Self.zoneTab.count > 300)
+        let (combined, naturalEarth) = try compare(
+            with: BorderData.airports, named: "airportsdata", filedUnderSovereign: Self.referenceFilesUnderSovereign)
         // Measured (docs/geodata.md "Accuracy, measured", which names the
         // kind of every near-border disagreement): 99.92 % of all; near a
         // border 96.2 %, 97.5 % where the reference agrees with itself. The
@@ -138,21 +149,9 @@ import Testing
     /// near-border disagreement with both references is a border we draw
     /// wrongly, one with airportsdata alone is usually its position.
     @Test func agreesWithOurAirports() throws {
-        let codes = Set(BorderData.ourAirports.map(\.country))
-        let convention = Self.ourAirportsFilesUnderSovereign
-        #expect(codes.isDisjoint(with: convention.keys))
-        let combined = try agreement(
-            { try borders.country(at: $0)?.code }, reference: BorderData.ourAirports, filedUnderSovereign: convention)
-        let naturalEarth = try agreement(
-            { try borders.naturalEarthCountry(at: $0)?.code }, reference: BorderData.ourAirports,
-            filedUnderSovereign: convention)
-        print(
-            """
-            countries vs OurAirports: \(combined.summary); commonest: \(combined.commonest)
-            Natural Earth alone: \(naturalEarth.summary)
-            near-border disagreements (\(combined.nearBorderMisses.count)): \
-            \(combined.nearBorderMisses.joined(separator: "; "))
-            """)
+        let (combined, naturalEarth) = try compare(
+            with: BorderData.ourAirports, named: "OurAirports", filedUnderSovereign: Self.ourAirportsFilesUnderSovereign
+        )
         // Measured (docs/geodata.md "Accuracy, measured"): 99.93 % of all, 97.25 % near a border.
         // Most of the 20 near-border disagreements are positions on the line (the 49th parallel,
         // Namibia's 20° E) or across timezone-boundary-builder's border, as with airportsdata.
