@@ -159,10 +159,12 @@ struct Report {
                 String(
                     format:
                         "- CPU: aklocd costs %.2f µs per subscriber per epoch (the floor %.2f µs) on top of a fixed "
-                        + "%.2f ms per epoch (the floor %.2f ms). The fixed part is reading gpsd: for this capture gpsd "
-                        + "sends about 14 JSON objects per epoch (its .chk: 1468 TPV and 564 SKY in 147 epochs), "
-                        + "each arriving on its own, waking a Dispatch read source, handed to the daemon's queue and "
-                        + "unpacked by libgps, where the floor's poll loop only scans the bytes.",
+                        + "%.2f ms per epoch (the floor %.2f ms). The fixed part is reading gpsd and handling every "
+                        + "TPV: gpsd sends each object on its own (its .chk: 1468 TPV and 564 SKY in 147 epochs; "
+                        + "more TPVs an epoch at this pacing), each waking the event loop and unpacked by libgps, and "
+                        + "aklocd checks, converts and merges every TPV, where the floor's poll loop only scans the "
+                        + "bytes. A libgps reader with the floor's fan-out costs what the floor does (bench/NOTES.md, "
+                        + "\"The libgps floor\"): the difference is aklocd's own per-TPV path.",
                     (aklocLarge - aklocSmall) * 1e3 / span, (floorLarge - floorSmall) * 1e3 / span, aklocSmall,
                     floorSmall))
         }
