@@ -55,7 +55,8 @@ struct FleetReport {
                 + "Command: `\(options.command.isEmpty ? "akloc-bench --fleet \(s.instances)" : options.command)`, "
                 + "aklocd `\(options.aklocd)`. Machine: \(machine.cores) cores, \(machine.memoryMiB) MiB. "
                 + "Load average (1/5/15 min) at start: \(r.loadStart); at the end: \(r.loadEnd) "
-                + "(other sessions were compiling on the same 2 cores).")
+                + "(the end's is mostly the fleet's own: its daemons, gpsds, mosquitto and reader on "
+                + "\(machine.cores) cores).")
         out.append("")
         out.append(
             "\(r.started) aklocd instances (of \(s.instances) asked), each its own OwnTracks device "
