@@ -177,7 +177,8 @@ struct Report {
             }
             lines.append(
                 "- Memory grows linearly: aklocd's peak per added subscriber is \(perSubscriber.joined(separator: ", ")) "
-                    + "(the engine's subscriber, the connection with its Dispatch source, the outbound queue).")
+                    + "(the engine's subscriber, the connection with its file descriptor on the event loop, the outbound queue)."
+            )
         }
         lines.append(
             String(
