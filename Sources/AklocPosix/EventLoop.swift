@@ -50,6 +50,11 @@ public final class EventLoop: @unchecked Sendable {
     /// Weak: a timer its owner lets go of is gone (as a DispatchSourceTimer
     /// cancelled in its owner's deinit).
     private var timers: [WeakTimer] = []
+    /// Set by a timer that was armed, disarmed, fired or let go of.
+    private let timerChanges = TimerChanges()
+    /// The earliest deadline and the earliest `deadline + leeway` of the
+    /// armed timers, as of the last scan; valid while nothing changed.
+    private var scanned: (due: Int64, wake: Int64)?
     private var wakeTarget: ReadyTarget?
     private var mainQueueTarget: ReadyTarget?
     private var mainQueueHandle: Int32 = -1
@@ -88,6 +93,11 @@ public final class EventLoop: @unchecked Sendable {
     deinit {
         poller.retire()
         Syscall.close(wake)
+    }
+
+    /// Shared by the loop and its timers; touched on the loop's thread only.
+    final class TimerChanges {
+        var changed = true
     }
 
     private struct WeakTimer {
@@ -141,7 +151,7 @@ public final class EventLoop: @unchecked Sendable {
     /// A disarmed timer whose `handler` runs on the loop's thread.
     public func makeTimer(_ handler: @escaping () -> Void) -> EventLoopTimer {
         dispatchPrecondition(condition: .onQueue(queue))
-        let timer = EventLoopTimer(handler: handler)
+        let timer = EventLoopTimer(handler: handler, changes: timerChanges)
         timers.append(WeakTimer(timer: timer))
         return timer
     }
@@ -215,13 +225,26 @@ public final class EventLoop: @unchecked Sendable {
     /// so each fires within its window and nearby ones share a wake-up.
     private func fireTimers() -> Int32 {
         var now = PosixClock.monotonic.nanoseconds()
-        // One pass without allocating, as this runs once per wake-up (per
-        // gpsd object): lists are built only on a round where a timer is
-        // due or one has gone.
+        // This runs on every wake-up (per gpsd object): the list, whose weak
+        // references cost an atomic operation each, is scanned only when a
+        // timer changed or the earliest deadline has come.
+        if timerChanges.changed || (scanned.map { $0.due <= now } ?? false) {
+            if scanTimers(at: now) { now = PosixClock.monotonic.nanoseconds() }
+        }
+        if !pending.withLock({ $0.isEmpty }) { return 0 }
+        guard let wakeAt = scanned?.wake else { return -1 }
+        let wait = max(0, wakeAt - now)
+        // Rounded up: waking before the deadline would only loop again.
+        return Int32(clamping: (wait + 999_999) / 1_000_000)
+    }
+
+    /// Drops the timers that are gone, fires the due ones and records the
+    /// earliest deadlines left; returns whether any fired.
+    private func scanTimers(at now: Int64) -> Bool {
+        timerChanges.changed = false
         var due = false
         var gone = false
-        // By index: iterating copied each weak reference (an atomic
-        // operation per timer per round).
+        // By index: iterating copied each weak reference.
         for index in timers.indices {
             guard let timer = timers[index].timer, !timer.isCancelled else {
                 gone = true
@@ -239,24 +262,20 @@ public final class EventLoop: @unchecked Sendable {
             for (timer, sequence) in zip(order, armed) where timer.sequence == sequence && timer.deadline != nil {
                 timer.fire()
             }
-            now = PosixClock.monotonic.nanoseconds()
         }
-        if !pending.withLock({ $0.isEmpty }) { return 0 }
-        guard let wakeAt = earliestWake() else { return -1 }
-        let wait = max(0, wakeAt - now)
-        // Rounded up: waking before the deadline would only loop again.
-        return Int32(clamping: (wait + 999_999) / 1_000_000)
+        scanned = earliestDeadlines()
+        return due
     }
 
-    /// The earliest `deadline + leeway` of the armed timers, by index as above.
-    private func earliestWake() -> Int64? {
-        var wakeAt: Int64?
+    /// The earliest deadline and `deadline + leeway` of the armed timers.
+    private func earliestDeadlines() -> (due: Int64, wake: Int64)? {
+        var earliest: (due: Int64, wake: Int64)?
         for index in timers.indices {
             guard let timer = timers[index].timer, let deadline = timer.deadline else { continue }
             let latest = deadline &+ timer.leeway
-            wakeAt = min(wakeAt ?? latest, latest)
+            earliest = (min(earliest?.due ?? deadline, deadline), min(earliest?.wake ?? latest, latest))
         }
-        return wakeAt
+        return earliest
     }
 
     /// A descriptor of the loop's own (its wake-up, the main queue's eventfd).

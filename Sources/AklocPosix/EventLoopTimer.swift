@@ -14,17 +14,28 @@ public final class EventLoopTimer {
     private(set) var sequence: UInt64 = 0
     private static let sequences = Atomic<UInt64>(0)
     private var handler: (() -> Void)?
+    /// The loop's note that its timers changed, so it rescans them only then.
+    private let changes: EventLoop.TimerChanges
 
-    init(handler: @escaping () -> Void) {
+    init(handler: @escaping () -> Void, changes: EventLoop.TimerChanges) {
         self.handler = handler
+        self.changes = changes
+    }
+
+    deinit {
+        changes.changed = true
     }
 
     /// Fires once at `deadline` (at once when it has passed), at most
     /// `leeway` nanoseconds later; nil disarms.
     public func schedule(at deadline: Int64?, leeway: Int64 = 0) {
         guard !isCancelled else { return }
+        let leeway = max(0, leeway)
+        // The daemon re-arms some timers for the same time on every TPV.
+        if deadline == self.deadline, leeway == self.leeway { return }
         self.deadline = deadline
-        self.leeway = max(0, leeway)
+        self.leeway = leeway
+        changes.changed = true
         // Orders timers armed for the same instant by when they were armed.
         sequence = Self.sequences.add(1, ordering: .relaxed).newValue
     }
@@ -34,10 +45,12 @@ public final class EventLoopTimer {
         isCancelled = true
         deadline = nil
         handler = nil
+        changes.changed = true
     }
 
     func fire() {
         deadline = nil
+        changes.changed = true
         handler?()
     }
 }
