@@ -5,8 +5,9 @@
 extension Engine {
     /// One TPV with a fix. The epoch assembler decides when its epoch is
     /// delivered (docs/semantics.md "Epochs"); a TPV that only refines an
-    /// epoch already delivered updates what `get` returns.
-    mutating func handleFix(_ fix: Location, at now: Instant, _ step: inout Step) {
+    /// epoch already delivered updates what `get` returns. Returns false
+    /// when the TPV only joined its epoch, which changes nothing else.
+    mutating func handleFix(_ fix: Location, at now: Instant, _ step: inout Step) -> Bool {
         counters.fixes += 1
         let result = epochs.offer(fix, at: now)
         if let closed = result.closed { deliverEpoch(closed, &step) }
@@ -15,6 +16,7 @@ extension Engine {
         } else if let refined = result.refined, lastFixLive {
             lastFix = refined.fix
         }
+        return !result.onlyJoined
     }
 
     /// The epoch being collected, once its wait is over (on a tick).

@@ -98,7 +98,11 @@ public struct Engine: Sendable {
     public mutating func handle(_ input: Input, at now: Instant) -> [Output] {
         var step = Step()
         switch input {
-        case .fix(let fix): handleFix(fix, at: now, &step)
+        case .fix(let fix):
+            // Most TPVs only join their epoch (gpsd sends one per sentence,
+            // 17 an epoch from some receivers): no state, deadline or
+            // aggregate can have moved, so there is nothing to finish.
+            guard handleFix(fix, at: now, &step) else { return [] }
         case .noFix:
             closeEpoch(&step)
             latestHadFix = false

@@ -44,12 +44,18 @@ public struct EpochAssembler: Hashable, Sendable {
         public var completed: Epoch?
         /// This TPV's epoch after a merge, when it had already been delivered.
         public var refined: Epoch?
+        /// This TPV began an epoch that waits for the rest (its deadline is new).
+        public var began = false
 
-        public init(closed: Epoch? = nil, completed: Epoch? = nil, refined: Epoch? = nil) {
+        public init(closed: Epoch? = nil, completed: Epoch? = nil, refined: Epoch? = nil, began: Bool = false) {
             self.closed = closed
             self.completed = completed
             self.refined = refined
+            self.began = began
         }
+
+        /// Whether the TPV only joined its epoch: nothing to deliver, no new deadline.
+        public var onlyJoined: Bool { closed == nil && completed == nil && !began }
     }
 
     /// Which optional fields a merged fix has, and whether it is 3D.
@@ -150,6 +156,7 @@ public struct EpochAssembler: Hashable, Sendable {
             step.completed = epoch
         } else {
             state = .collecting(epoch, deadline: now.advanced(bySeconds: wait), expected: expected)
+            step.began = true
         }
         return step
     }

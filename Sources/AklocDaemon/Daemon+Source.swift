@@ -51,7 +51,6 @@ extension Daemon {
         switch event {
         case .fix(let location):
             run(.fix(location))
-            scheduleLocationSave()
         case .noFix(let device):
             run(.noFix(device: device))
         case .connected(let name):

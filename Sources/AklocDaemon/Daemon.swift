@@ -155,9 +155,17 @@ actor Daemon {
         // mutation of its collections copy them (copy-on-write).
         guard case .request(let subscriber, let token, let request) = input, request.changesDurableState else {
             let epochs = engine.counters.epochs
-            perform(engine.handle(input, at: clock.now()))
-            // Region monitors are fed from the epoch just delivered (Daemon+Places.swift).
-            if engine.counters.epochs != epochs { feedRegions() }
+            let outputs = engine.handle(input, at: clock.now())
+            let delivered = engine.counters.epochs != epochs
+            // Most TPVs only join their epoch (gpsd sends one per sentence,
+            // 17 an epoch from some receivers): nothing to send, save or report.
+            if case .fix = input, !delivered, outputs.isEmpty { return }
+            perform(outputs)
+            if delivered {
+                // Region monitors are fed from the epoch just delivered (Daemon+Places.swift).
+                feedRegions()
+                scheduleLocationSave()
+            }
             return
         }
         let before = engine

@@ -101,6 +101,37 @@ import Testing
         #expect(harness.armed == nil)
     }
 
+    /// Most of bundg_zeus_9's 17 TPVs an epoch only join it: the engine
+    /// answers those with nothing (no send, no timer, no state change), and
+    /// the epoch they joined still goes out merged, once.
+    @Test func aTPVThatOnlyJoinsItsEpochAnswersNothing() {
+        var harness = ready()
+        harness.start(1, everyEpoch: true)
+        // The harness has taught the engine its usual device's shape.
+        let unseen = "/dev/ttyACM9"
+        let first = fix(second: 0, speed: 9.2, course: nil, device: unseen)
+        let receivers = fix(second: 0, speed: 0.99, course: 133.96, device: unseen)
+        // A device not seen yet: its first epoch waits, with a deadline.
+        #expect(harness.at(0, .fix(first)).updates(for: 1).isEmpty)
+        #expect(harness.armed.map { $0 <= .seconds(1.5) } == true, "the epoch's bound is armed")
+        #expect(harness.at(0.05, .fix(receivers)).isEmpty)
+        #expect(harness.at(0.1, .fix(receivers)).isEmpty, "a repeat joins too")
+        #expect(harness.engine.snapshot.state == .searching)
+        #expect(harness.engine.snapshot.counters.fixes == 3)
+        #expect(harness.engine.snapshot.counters.epochs == 0)
+        // The next epoch closes it: delivered with the receiver's values.
+        let next = harness.at(1, .fix(fix(north: 1, second: 1, speed: 9.9, course: nil, device: unseen)))
+        #expect(next.updates(for: 1).map(\.location.course) == [133.96])
+        #expect(next.updates(for: 1).map(\.location.speed) == [0.99])
+        #expect(harness.engine.snapshot.counters.epochs == 1)
+        // Learned (three TPVs with a track): the next epoch's joins answer
+        // nothing until the one that completes it.
+        #expect(harness.at(1.05, .fix(fix(north: 1, second: 1, speed: 0.5, course: 140, device: unseen))).isEmpty)
+        let done = harness.at(1.1, .fix(fix(north: 1, second: 1, speed: 0.5, course: 140, device: unseen)))
+        #expect(done.updates(for: 1).map(\.location.course) == [140])
+        #expect(harness.engine.snapshot.state == .running)
+    }
+
     /// The throttle point: gpsd's estimate (9 m/s) would pick the
     /// minimum interval; the receiver says it stands still.
     @Test func theThrottleJudgesTheReceiversSpeedNotGpsdsEstimate() {
