@@ -17,17 +17,10 @@ kind=$1; bin=$2; label=$3; window=${4:-30}
 log=${GPSD_LOG:-/work/shared/gpsd-logs/bundg_zeus_9.log}
 d=$(mktemp -d /tmp/akloc-cpu-epoch.XXXXXX)
 pids=()
+# shellcheck source=scripts/stop-started.sh
+. "$(dirname "$0")/../scripts/stop-started.sh"
 cleanup() {
-    for p in "${pids[@]}"; do
-        for c in $(pgrep -P "$p"); do kill "$c" 2>/dev/null; done
-        kill "$p" 2>/dev/null
-    done
-    wait 2>/dev/null
-    # gpsd 3.22 leaves a SysV shared-memory segment keyed 0x4770<port> (scripts/demo.sh).
-    if [ -n "${port:-}" ]; then
-        key=$(printf '0x4770%04x' "$port")
-        for id in $(ipcs -m | awk -v k="$key" '$1 == k {print $2}'); do ipcrm -m "$id" 2>/dev/null || true; done
-    fi
+    stop_started "${port:-0}" "${pids[@]}"
     rm -rf "$d"
 }
 trap cleanup EXIT
