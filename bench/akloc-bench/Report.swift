@@ -163,8 +163,9 @@ struct Report {
                         + "TPV: gpsd sends each object on its own (its .chk: 1468 TPV and 564 SKY in 147 epochs; "
                         + "more TPVs an epoch at this pacing), each waking the event loop and unpacked by libgps, and "
                         + "aklocd checks, converts and merges every TPV, where the floor's poll loop only scans the "
-                        + "bytes. A libgps reader with the floor's fan-out costs what the floor does (bench/NOTES.md, "
-                        + "\"The libgps floor\"): the difference is aklocd's own per-TPV path.",
+                        + "bytes. A libgps reader with the floor's fan-out costs 1 to 1.3 times what the floor does "
+                        + "(bench/NOTES.md, \"Measured together\"): most of the difference is aklocd's own per-TPV "
+                        + "path, a few cold-cache microseconds per TPV in each of its pieces.",
                     (aklocLarge - aklocSmall) * 1e3 / span, (floorLarge - floorSmall) * 1e3 / span, aklocSmall,
                     floorSmall))
         }
