@@ -178,6 +178,33 @@ import Testing
         #expect(running.stop())
     }
 
+    /// The loop keeps the earliest deadline of its last scan: a timer moved
+    /// while the loop sleeps towards its old deadline must still wake it.
+    @Test func aTimerMovedEarlierWhileTheLoopSleepsFiresAtItsNewTime() throws {
+        let running = try Running()
+        let firedAt = Box<Int64?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let timer = Box<EventLoopTimer?>(nil)
+        running.sync {
+            timer.value = running.loop.makeTimer {
+                firedAt.value = PosixClock.monotonic.nanoseconds()
+                done.signal()
+            }
+            timer.value?.schedule(at: PosixClock.monotonic.nanoseconds() + Self.milliseconds(60_000))
+        }
+        // The loop now sleeps towards a minute from now; this job wakes it.
+        let moved = running.sync { () -> Int64 in
+            let at = PosixClock.monotonic.nanoseconds() + Self.milliseconds(20)
+            timer.value?.schedule(at: at)
+            timer.value?.schedule(at: at)  // the same time again: no change, still armed
+            return at
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success, "it fired at its new time, not a minute later")
+        #expect(running.sync { firedAt.value.map { $0 >= moved } } == true)
+        #expect(running.sync { running.loop.armedTimers } == 0)
+        #expect(running.stop())
+    }
+
     @Test func leewayLetsAnEarlyTimerWaitForALaterOnesWakeUp() throws {
         let running = try Running()
         let firedAt = Box<[String: Int64]>([:])
