@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 import unittest
-from typing import List, Optional
+from typing import BinaryIO, List, Optional
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 LOGS = os.path.join(REPOSITORY, "Tests", "Fixtures", "gpsd-logs")
@@ -90,6 +90,7 @@ class Replay:
         self.aklocd = aklocd
         self.port = free_port()
         self.processes: List[subprocess.Popen] = []
+        self.daemon_log: Optional[BinaryIO] = None
         gpsfake_tmp = os.path.join(self.directory, "gpsfake")
         os.mkdir(gpsfake_tmp)
         # Own process groups, so gpsfake's gpsd goes with it.
@@ -114,7 +115,9 @@ class Replay:
             if "[geo]" not in self.config:
                 file.write(f"[geo]\ndata-dir = {DATA}\n")
             file.write(self.config)
-        self.daemon_log = open(os.path.join(self.directory, "aklocd.log"), "ab")
+        # One handle for the replay: a restarted daemon appends to the same log.
+        if self.daemon_log is None:
+            self.daemon_log = open(os.path.join(self.directory, "aklocd.log"), "ab")
         process = subprocess.Popen(
             [
                 self.aklocd,
@@ -141,6 +144,9 @@ class Replay:
             _kill_group(process)
         _kill_group(self.gpsfake)
         _remove_gpsd_segment(self.port)
+        if self.daemon_log is not None:
+            self.daemon_log.close()
+            self.daemon_log = None
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
