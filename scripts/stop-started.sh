@@ -15,7 +15,8 @@ stop_started() {
     done
     wait 2>/dev/null || true
     key=$(printf '0x4770%04x' "$port")
-    for id in $(ipcs -m | awk -v k="$key" '$1 == k {print $2}'); do ipcrm -m "$id" 2>/dev/null || true; done
-    [ "$(id -u)" = 0 ] || return 0
-    for id in $(ipcs -m | awk '$1 ~ /^0x4e54503[0-7]$/ && $6 == 0 {print $2}'); do ipcrm -m "$id" 2>/dev/null || true; done
+    for id in $(ipcs -m | awk -v k="$key" -v root="$([ "$(id -u)" = 0 ] && echo 1)" \
+        '$1 == k || (root && $1 ~ /^0x4e54503[0-7]$/ && $6 == 0) {print $2}'); do
+        ipcrm -m "$id" 2>/dev/null || true
+    done
 }
