@@ -28,7 +28,7 @@ let package = Package(
         // Pure Swift, but `rounded()` and friends need libm at link time.
         .target(name: "AklocCore", linkerSettings: [.linkedLibrary("m")]),
         // The one leaf for the OS: the EINTR-retrying syscall helper, Errno, descriptors.
-        .target(name: "AklocPosix", dependencies: ["CPosix"]),
+        .target(name: "AklocPosix", dependencies: ["AklocCore", "CPosix"]),
         // The one strict JSON reader and writer; pure, no Foundation, no Glibc.
         .target(name: "AklocJSON"),
         .target(name: "AklocProtocol", dependencies: ["AklocCore", "AklocJSON"]),

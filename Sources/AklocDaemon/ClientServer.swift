@@ -73,16 +73,16 @@ final class ClientServer: Component {
 
     var listening: Listening
     private let queue: DispatchQueue
-    private let clock: any DaemonClock
+    private let clock: any ShellClock
     private let logger: (LogLevel, String, KeyValuePairs<String, String>) -> Void
     private var listener: UnixListeningSocket?
     private var listenWatch: FileDescriptor.Watch?
     /// The listening source is suspended after a failed accept (see `acceptPending`).
     private var acceptSuspended = false
-    private var acceptRetry: (any DaemonTimer)?
+    private var acceptRetry: (any ShellTimer)?
 
     init(
-        listening: Listening, hardLimit: Int, queue: DispatchQueue, clock: any DaemonClock,
+        listening: Listening, hardLimit: Int, queue: DispatchQueue, clock: any ShellClock,
         log: @escaping (LogLevel, String, KeyValuePairs<String, String>) -> Void
     ) {
         self.listening = listening

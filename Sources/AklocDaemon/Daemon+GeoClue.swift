@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGeoClue
+import AklocPosix
 
 extension Daemon {
     /// `[geoclue]`: the GeoClue2 front on the system bus, and the NMEA feed.

@@ -1,6 +1,7 @@
 import AklocCore
 import AklocGPSD
 import AklocMQTT
+import AklocPosix
 import AklocProtocol
 import AklocSystemd
 

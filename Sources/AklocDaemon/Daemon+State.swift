@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGPSD
+import AklocPosix
 import AklocProtocol
 import Dispatch
 
@@ -46,7 +47,7 @@ extension Daemon {
         guard stateStore != nil, let deadline = locationSaves.fixArrived(at: clock.now()) else {
             return
         }
-        let timer: any DaemonTimer
+        let timer: any ShellTimer
         if let existing = locationSaveTimer {
             timer = existing
         } else {

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocPosix
 import AklocProtocol
 import AklocTrack
 
@@ -101,9 +102,9 @@ extension Daemon {
 }
 
 extension TrackRecorder: Component {
-    var name: String { "track recorder" }
+    public var name: String { "track recorder" }
 
-    func start() throws(ComponentError) {
+    public func start() throws(ComponentError) {
         do {
             try open()
         } catch {
@@ -111,5 +112,5 @@ extension TrackRecorder: Component {
         }
     }
 
-    func stop() { close() }
+    public func stop() { close() }
 }

@@ -26,7 +26,7 @@ actor Daemon {
     nonisolated var queue: DispatchQueue { executor.queue }
 
     var engine: Engine
-    let clock: any DaemonClock
+    let clock: any ShellClock
     let environment: DaemonEnvironment
     /// Started in this order, stopped in reverse (Daemon+Lifecycle.swift).
     var components = ComponentGroup()
@@ -61,21 +61,21 @@ actor Daemon {
     /// The track recorder and its engine subscriber (Daemon+Track.swift).
     var recorder: TrackRecorder?
     var recorderID: SubscriberID?
-    var trackSyncTimer: (any DaemonTimer)?
+    var trackSyncTimer: (any ShellTimer)?
     /// `[geoclue]`: the GeoClue2 front and the NMEA feed (Daemon+GeoClue.swift).
     var geoClue: GeoClueFront?
     var nmeaFeed: NMEAFeed?
     var nmeaID: SubscriberID?
     var activatedSocket = false
-    var engineTimer: (any DaemonTimer)?
+    var engineTimer: (any ShellTimer)?
     var watchdogTimer: DispatchSourceTimer?
     var signalSources: [DispatchSourceSignal] = []
     var stopping = false
     var lastServiceStatus = ""
     var serviceStatusPending = false
-    var serviceStatusTimer: (any DaemonTimer)?
+    var serviceStatusTimer: (any ShellTimer)?
     var locationSaves = LocationSaveSchedule()
-    var locationSaveTimer: (any DaemonTimer)?
+    var locationSaveTimer: (any ShellTimer)?
 
     init(
         options: DaemonOptions, configuration: Configuration, configPath: String?, engine: Engine,

@@ -1,6 +1,7 @@
 import AklocCore
 import AklocGPSD
 import AklocMQTT
+import AklocPosix
 import Dispatch
 
 /// What the daemon runs on: its clock and timers, where clients come from,
@@ -11,7 +12,7 @@ struct DaemonEnvironment: Sendable {
     /// The daemon's queue: aklocd's is the main queue, run by its EventLoop
     /// (DaemonMain); nil: a private serial queue (tests).
     var queue: DispatchQueue?
-    var makeClock: @Sendable (DispatchQueue) -> any DaemonClock = { DispatchClock(queue: $0) }
+    var makeClock: @Sendable (DispatchQueue) -> any ShellClock = { DispatchClock(queue: $0) }
     /// nil: the socket systemd passed, else `--socket` or `[socket] path`.
     var listening: ClientServer.Listening?
     /// nil: a `GPSDSource` on the endpoint and device.
@@ -30,7 +31,7 @@ protocol FixSource: Component {
 }
 
 extension GPSDSource: FixSource {
-    var name: String { "gpsd source" }
+    public var name: String { "gpsd source" }
     var sourceName: String { status.name }
 }
 
@@ -55,6 +56,6 @@ extension LocationForwarder {
 }
 
 extension MQTTForwarder: LocationForwarder {
-    var name: String { "MQTT forwarder" }
+    public var name: String { "MQTT forwarder" }
     func accept(_ location: Location) { accept(location, trigger: .timer) }
 }

@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGeoClue
+import AklocPosix
 import AklocSystemd
 import Dispatch
 

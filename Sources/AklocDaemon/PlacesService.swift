@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGeo
+import AklocPosix
 import AklocSystemd
 
 /// The saved places and the region monitors (DESIGN §9), as one component:

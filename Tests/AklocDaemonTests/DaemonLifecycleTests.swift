@@ -1,4 +1,5 @@
 import AklocCore
+import AklocPosix
 import AklocSystemd
 import AklocTestSupport
 import Foundation

@@ -3,6 +3,7 @@ import AklocGPSD
 import AklocMQTT
 import AklocPosix
 import AklocSystemd
+import AklocTestSupport
 import Foundation
 
 @testable import AklocDaemon
@@ -18,67 +19,6 @@ import Foundation
 // so each step is deterministic. The test doubles are `@unchecked Sendable`
 // for that reason: only the daemon's queue touches them, while the test
 // thread waits in `sync`.
-
-/// A monotonic clock that moves only when the test says so.
-final class ManualClock: DaemonClock, @unchecked Sendable {
-    private(set) var current = Instant.seconds(1000)
-    /// The wall clock at `current`, moved with it.
-    let wallOrigin = FixTime(secondsSince1970: 1_780_000_000)
-    private var timers: [ManualTimer] = []
-
-    func now() -> Instant { current }
-
-    func wallNow() -> FixTime {
-        let elapsed = current.nanoseconds - Instant.seconds(1000).nanoseconds
-        return FixTime(
-            secondsSince1970: wallOrigin.secondsSince1970 + elapsed / 1_000_000_000,
-            nanoseconds: Int32(elapsed % 1_000_000_000))
-    }
-
-    func makeTimer(_ handler: @escaping () -> Void) -> any DaemonTimer {
-        let timer = ManualTimer(handler)
-        timers.append(timer)
-        return timer
-    }
-
-    /// Timers armed now, for tests that look.
-    var armedDeadlines: [Instant] { timers.compactMap(\.deadline).sorted() }
-
-    /// Moves time forward, firing every timer whose deadline is passed, in
-    /// deadline order, with the clock at that deadline while it runs.
-    func advance(by seconds: Double) {
-        let end = current.advanced(bySeconds: seconds)
-        while let next = timers.filter({ $0.deadline.map { $0 <= end } ?? false }).min(by: {
-            $0.deadline! < $1.deadline!
-        }) {
-            current = max(current, next.deadline!)
-            next.deadline = nil
-            next.handler()
-        }
-        current = end
-        timers.removeAll { $0.isCancelled }
-    }
-
-    final class ManualTimer: DaemonTimer {
-        let handler: () -> Void
-        var deadline: Instant?
-        var isCancelled = false
-
-        init(_ handler: @escaping () -> Void) {
-            self.handler = handler
-        }
-
-        func schedule(at deadline: Instant?, leeway: Double) {
-            guard !isCancelled else { return }
-            self.deadline = deadline
-        }
-
-        func cancel() {
-            isCancelled = true
-            deadline = nil
-        }
-    }
-}
 
 /// A client's end of an in-memory pipe. The daemon writes into a buffer of
 /// `capacity` bytes (the socket buffer) and sees "would block" once it is

@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGPSD
+import AklocPosix
 import AklocTestSupport
 import Foundation
 import Testing

@@ -1,6 +1,5 @@
+import AklocPosix
 import Testing
-
-@testable import AklocDaemon
 
 /// Start in order, stop in reverse, and roll back what started when one fails.
 @Suite struct ComponentGroupTests {
@@ -8,15 +7,17 @@ import Testing
         let name: String
         let log: Log
         let fails: Bool
+        let failurePolicy: ComponentFailurePolicy
 
         final class Log {
             var events: [String] = []
         }
 
-        init(_ name: String, _ log: Log, fails: Bool = false) {
+        init(_ name: String, _ log: Log, fails: Bool = false, policy: ComponentFailurePolicy = .abortStart) {
             self.name = name
             self.log = log
             self.fails = fails
+            failurePolicy = policy
         }
 
         func start() throws(ComponentError) {
@@ -60,6 +61,21 @@ import Testing
         #expect(group.components.map(\.name) == ["a", "geoclue"])
         group.stop()
         #expect(log.events == ["start a", "start geoclue", "stop geoclue", "stop a"])
+    }
+
+    /// The policy is the component's own: one that the daemon can do
+    /// without is left out at start, reported once, and the rest start.
+    @Test func aComponentThatMayFailIsLeftOutAtStartAndReported() throws {
+        let log = Recorder.Log()
+        var skipped: [String] = []
+        var group = ComponentGroup(
+            [Recorder("a", log), Recorder("track", log, fails: true, policy: .logAndContinue), Recorder("c", log)],
+            skipped: { skipped.append($0.message) })
+        try group.start()
+        #expect(group.components.map(\.name) == ["a", "c"])
+        #expect(skipped == ["track: refused"])
+        group.stop()
+        #expect(log.events == ["start a", "start c", "stop c", "stop a"])
     }
 
     @Test func componentsAddedOrRemovedWhileRunning() throws {

@@ -1,5 +1,4 @@
 import AklocCore
-import AklocPosix
 
 /// The real clocks the daemon runs on, as the core's types; tests inject their own.
 public enum SystemClock {
