@@ -31,9 +31,11 @@ let package = Package(
         .target(name: "AklocPosix", dependencies: ["AklocCore", "CPosix"]),
         // The one strict JSON reader and writer; pure, no Foundation, no Glibc.
         .target(name: "AklocJSON"),
-        .target(name: "AklocProtocol", dependencies: ["AklocCore", "AklocJSON"]),
         // Places, countries, time zones: pure lookups over the data in data/ (DESIGN §9).
         .target(name: "AklocGeo", dependencies: ["AklocCore", "AklocJSON"]),
+        // Every wire form, the geo model's included (placemarks, countries, saved places): AklocGeo
+        // is pure, so the client library that links this gains code but no I/O.
+        .target(name: "AklocProtocol", dependencies: ["AklocCore", "AklocGeo", "AklocJSON"]),
         .target(name: "AklocGPSD", dependencies: ["AklocCore", "AklocJSON", "AklocPosix", "CGPS"]),
         .target(name: "AklocSystemd", dependencies: ["AklocCore", "AklocPosix", "CSystemd"]),
         // The MQTT forwarder (docs/mqtt.md); the only module that touches CMosquitto.
@@ -121,7 +123,7 @@ let package = Package(
         .testTarget(name: "AklocProtocolTests", dependencies: ["AklocJSON", "AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocGPSDTests", dependencies: ["AklocGPSD", "AklocTestSupport"]),
         .testTarget(name: "AklocPosixTests", dependencies: ["AklocPosix", "AklocTestSupport"]),
-        .testTarget(name: "AklocGeoTests", dependencies: ["AklocGeo", "AklocTestSupport"]),
+        .testTarget(name: "AklocGeoTests", dependencies: ["AklocGeo", "AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
         .testTarget(name: "AklocTrackTests", dependencies: ["AklocTrack", "AklocPosix", "AklocTestSupport"]),

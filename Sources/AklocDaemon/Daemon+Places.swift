@@ -1,58 +1,26 @@
 import AklocCore
 import AklocGeo
-import AklocJSON
 import AklocProtocol
 
 extension Daemon {
     /// The saved-place and region ops (DESIGN §9). Each is answered here, at
     /// once; a change is acknowledged only once it is on disk.
     func handle(_ request: PlacesRequest, id: RequestID?, from client: ClientConnection) {
-        let result: Result<Reply, ProtocolError>
+        let result: Result<PlacesReply, ProtocolError>
         switch request {
-        case .savePlace(let draft): result = savePlace(draft, for: client).map(Reply.place)
+        case .savePlace(let draft): result = savePlace(draft, for: client).map(PlacesReply.place)
         case .places: result = .success(.places(places.places.visible(to: client.credentials.uid)))
         case .deletePlace(let name): result = deletePlace(name, for: client).map { .done }
-        case .startMonitoring(let names): result = startMonitoring(names, for: client).map(Reply.names)
-        case .stopMonitoring(let names): result = stopMonitoring(names, for: client).map(Reply.names)
+        case .startMonitoring(let names): result = startMonitoring(names, for: client).map(PlacesReply.names)
+        case .stopMonitoring(let names): result = stopMonitoring(names, for: client).map(PlacesReply.names)
         }
         let bytes: [UInt8]
         switch result {
-        case .success(let reply): bytes = ServerEncoder.reply(id: id) { reply.write(to: &$0) }
+        case .success(let reply): bytes = ServerEncoder.reply(id: id, reply)
         case .failure(let error): bytes = ServerEncoder.reply(id: id, error: error)
         }
         if case .failure(let error) = result, error.code == .badRequest { counters.badRequests += 1 }
         if let departure = deliver(bytes, to: client) { depart(client.id, departure) }
-    }
-
-    /// What a places op answers: `{"place":…}`, `{"places":[…]}`, `null` or
-    /// `{"places":[names]}`.
-    enum Reply {
-        case place(SavedPlace)
-        case places([SavedPlace])
-        case done
-        case names([String])
-
-        func write(to writer: inout JSONWriter) {
-            switch self {
-            case .place(let place):
-                writer.raw("{\"place\":")
-                place.write(to: &writer)
-                writer.byte(UInt8(ascii: "}"))
-            case .places(let places):
-                writer.raw("{\"places\":[")
-                for (index, place) in places.enumerated() {
-                    if index > 0 { writer.byte(UInt8(ascii: ",")) }
-                    place.write(to: &writer)
-                }
-                writer.raw("]}")
-            case .done:
-                writer.raw("null")
-            case .names(let names):
-                writer.raw("{\"places\":")
-                writer.value(.array(names.map(JSONValue.string)))
-                writer.byte(UInt8(ascii: "}"))
-            }
-        }
     }
 
     private func savePlace(_ draft: PlaceDraft, for client: ClientConnection) -> Result<SavedPlace, ProtocolError> {
@@ -188,7 +156,8 @@ extension Daemon {
             guard !events.isEmpty else { continue }
             let watch = places.watches[id]!
             for event in events {
-                if let departure = deliver(Self.regionEvent(event, watch: watch, fix: fix), to: client) {
+                let place = watch.placesByName[event.region.name]
+                if let departure = deliver(ServerEncoder.regionEvent(event, place: place, location: fix), to: client) {
                     depart(id, departure)
                     break
                 }
@@ -197,27 +166,6 @@ extension Daemon {
         }
         for (id, names) in changedRegions { run(.regionsChanged(id, names)) }
         feedForwarderRegions(location: location, fix: fix, now: now)
-    }
-
-    static func regionEvent(_ event: RegionMonitor.Event, watch: PlacesService.Watch, fix: Location) -> [UInt8] {
-        let (name, region): (String, RegionMonitor.Region)
-        switch event {
-        case .didEnter(let entered, _): (name, region) = ("didEnterRegion", entered)
-        case .didExit(let left, _): (name, region) = ("didExitRegion", left)
-        }
-        var writer = JSONWriter(capacity: 512)
-        writer.raw("{\"event\":")
-        writer.string(name)
-        writer.raw(",\"place\":")
-        if let place = watch.placesByName[region.name] {
-            place.write(to: &writer)
-        } else {
-            writer.value(.object(["name": .string(region.name)]))
-        }
-        writer.raw(",\"location\":")
-        ServerEncoder.writeLocation(fix, to: &writer)
-        writer.raw("}\n")
-        return writer.bytes
     }
 }
 

@@ -2,6 +2,7 @@ import AklocCore
 import AklocGeo
 import AklocJSON
 import AklocPosix
+import AklocProtocol
 
 /// The engine's view of the geo lookups: a fix in, the `myPlacemark`,
 /// `country` and `timeZone` values out, already in their wire form (the

@@ -2,6 +2,7 @@ import AklocCore
 import AklocGeo
 import AklocJSON
 import AklocPosix
+import AklocProtocol
 import Glibc
 
 /// Saved places on disk (DESIGN §9): one file per owner,

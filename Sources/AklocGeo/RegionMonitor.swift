@@ -26,6 +26,13 @@ public struct RegionMonitor: Sendable {
     public enum Event: Hashable, Sendable {
         case didEnter(Region, at: Instant)
         case didExit(Region, at: Instant)
+
+        /// The region entered or left.
+        public var region: Region {
+            switch self {
+            case .didEnter(let region, _), .didExit(let region, _): region
+            }
+        }
     }
 
     /// Per region: not yet decided (no fix settled it), or inside/outside since a time.

@@ -146,19 +146,11 @@ public final class TrackRecorder {
             }
         }
         let kept = query.simplify.map { Self.simplified(page.points.map(\.point), tolerance: $0) }
-        var writer = TrackPage.ReplyWriter(id: id, capacity: min(byteBudget, page.points.count * 200 + 256))
-        var next = page.more ? page.points.last?.next : nil
-        var lastWritten: TrackCursor?
-        for (index, entry) in page.points.enumerated() where kept?[index] ?? true {
-            // A point is at most a few hundred bytes; keep a margin for the longest.
-            if writer.count > 0, writer.byteCount + 1024 > byteBudget {
-                next = lastWritten
-                break
-            }
-            writer.append(entry.point)
-            lastWritten = entry.next
-        }
-        return .success(writer.finish(next: next?.text))
+        let candidates = page.points.indices.filter { kept?[$0] ?? true }.map { page.points[$0] }
+        let reply = ServerEncoder.trackReply(
+            id: id, points: candidates.map(\.point), next: page.more ? page.points.last?.next.text : nil,
+            byteBudget: byteBudget, cursorAfter: { candidates[$0].next.text })
+        return .success(reply)
     }
 
     /// Douglas–Peucker per segment run: which of `points` to keep.

@@ -1,5 +1,6 @@
 import AklocGeo
 import AklocJSON
+import AklocProtocol
 import Foundation
 import Testing
 

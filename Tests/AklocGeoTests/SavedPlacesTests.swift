@@ -1,6 +1,7 @@
 import AklocCore
 import AklocGeo
 import AklocJSON
+import AklocProtocol
 import Testing
 
 @Suite struct SavedPlacesTests {

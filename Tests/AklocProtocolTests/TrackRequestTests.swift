@@ -106,9 +106,8 @@ import Testing
         location.receivedAt = FixTime(secondsSince1970: 1_764_590_400, nanoseconds: 20_000_000)
         let points = [TrackPoint(location: location, segment: 1), TrackPoint(location: location, segment: 2)]
         for next in [nil, "d1.i2.o3.c4"] as [String?] {
-            var writer = TrackPage.ReplyWriter(id: 5)
-            for point in points { writer.append(point) }
-            let line = writer.finish(next: next)
+            let line = ServerEncoder.trackReply(
+                id: 5, points: points, next: next, byteBudget: 1 << 20, cursorAfter: { "after\($0)" })
             #expect(line.last == 0x0A)
             let json = try JSONValue.parse(line.dropLast()).get()
             #expect(json["id"] == .int(5) && json["ok"] == .bool(true))
@@ -120,5 +119,25 @@ import Testing
             expected.receivedAt = FixTime(secondsSince1970: 1_764_590_400, nanoseconds: 20_000_000)
             #expect(page.points[0].location == expected)
         }
+    }
+
+    /// The budget stops a page after the last point that fits, and `next`
+    /// then resumes after that point, not after the page.
+    @Test func aPageStopsAtTheByteBudgetAndResumesAfterTheLastPointWritten() throws {
+        let location = Location(latitude: 52.5, longitude: 13.4, speed: 1.5)
+        let points = (0..<100).map { TrackPoint(location: location, segment: UInt64($0)) }
+        let line = ServerEncoder.trackReply(
+            id: 1, points: points, next: "end", byteBudget: 4096, cursorAfter: { "after\($0)" })
+        #expect(line.count <= 4096)
+        let result = try #require(try JSONValue.parse(line.dropLast()).get()["result"])
+        let page = try #require(TrackPage(json: result))
+        #expect(page.points.count > 1 && page.points.count < 100)
+        #expect(page.next == "after\(page.points.count - 1)")
+        #expect(page.points.map(\.segment) == (0..<UInt64(page.points.count)).map { $0 })
+        // The first point is written whatever the budget: a page is never empty.
+        let tiny = ServerEncoder.trackReply(id: 1, points: points, next: nil, byteBudget: 1, cursorAfter: { "a\($0)" })
+        let tinyResult = try #require(try JSONValue.parse(tiny.dropLast()).get()["result"])
+        let one = try #require(TrackPage(json: tinyResult))
+        #expect(one.points.count == 1 && one.next == "a0")
     }
 }

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocGeo
 import AklocJSON
 
 /// The one JSON form of a saved place, on the wire (`savePlace`, `places`,

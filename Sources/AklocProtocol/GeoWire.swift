@@ -1,3 +1,4 @@
+import AklocGeo
 import AklocJSON
 
 /// The wire forms of DESIGN §9's model (docs/places.md, docs/countries.md):
