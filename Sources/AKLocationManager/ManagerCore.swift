@@ -316,10 +316,11 @@ struct ManagerCore {
     // MARK: - Messages
 
     private mutating func receive(_ bytes: [UInt8], at now: Instant, unitRandom: Double, _ actions: inout [Action]) {
-        let message: ServerMessage
-        switch ServerMessage.decode(bytes) {
+        let message: ServerEvent
+        switch ServerEvent.decode(bytes) {
         case .success(let decoded): message = decoded
         case .failure(let error):
+            // A hello of another protocol version ends here too, saying which.
             drop(
                 .badMessage("aklocd sent a line that is not the protocol: \(error.message)"), at: now, unitRandom,
                 &actions)
@@ -330,17 +331,10 @@ struct ManagerCore {
                 drop(.badMessage("aklocd said hello twice"), at: now, unitRandom, &actions)
                 return
             }
-            guard hello.protocolVersion == Int64(AklocProtocolVersion.protocolVersion) else {
-                drop(
-                    .badMessage(
-                        "aklocd speaks protocol \(hello.protocolVersion); this library speaks "
-                            + "\(AklocProtocolVersion.protocolVersion)"), at: now, unitRandom, &actions)
-                return
-            }
             link = .connected
             backoff.reset()
             outageReported = false
-            authorizationStatus = AuthorizationStatus(rawValue: hello.authorizationStatus) ?? .notDetermined
+            authorizationStatus = hello.authorizationStatus
             actions.append(.deliver(.connectionStateChanged(.connected)))
             resubscribe(at: now, &actions)
             return
@@ -350,13 +344,11 @@ struct ManagerCore {
             return
         }
         switch message {
-        case .hello:
-            break
         case .reply(let id, let result):
             guard case .int(let number)? = id, let purpose = pending.removeValue(forKey: number) else { return }
             reply(purpose, id: number, result, &actions)
-        case .event(let name, let fields):
-            event(name, fields, at: now, unitRandom: unitRandom, &actions)
+        default:
+            event(message, at: now, &actions)
         }
     }
 
@@ -409,56 +401,41 @@ struct ManagerCore {
         }
     }
 
-    private mutating func event(
-        _ name: String, _ fields: [String: JSONValue], at now: Instant, unitRandom: Double, _ actions: inout [Action]
-    ) {
-        func location() -> CLLocation? {
-            guard let value = fields["location"], let location = CLLocation(json: value) else {
-                drop(.badMessage("\(name) without a valid location"), at: now, unitRandom, &actions)
-                return nil
-            }
-            return location
-        }
-        switch name {
-        case "didGetFirstLocation":
-            guard let location = location() else { return }
+    private mutating func event(_ event: ServerEvent, at now: Instant, _ actions: inout [Action]) {
+        switch event {
+        case .didGetFirstLocation(let location):
             myLocation = location
             // Stale after a stop: the daemon had sent it before it saw the stop.
             guard updating else { return }
             _ = firstFix?.fixArrived()
             actions.append(.deliver(.didGetFirstLocation(location)))
-        case "didUpdateLocation":
-            guard let location = location() else { return }
+        case .didUpdateLocation(let location, let afterTimeInterval):
             myLocation = location
             guard updating else { return }
-            actions.append(
-                .deliver(.didUpdateLocation(location, afterTimeInterval: fields["afterTimeInterval"]?.doubleValue)))
-        case "didGetError":
+            actions.append(.deliver(.didUpdateLocation(location, afterTimeInterval: afterTimeInterval)))
+        case .didGetError:
             // The daemon's first-fix error counts its own attempts; this
             // manager's loop reports after `firstLocationAttempts` instead.
-            let error = fields["error"]?.stringValue ?? "?"
-            if error != LocationError.locationManagerCantDetectFirstLocation.rawValue {
-                actions.append(.deliver(.didGetError(.request(code: error, message: "aklocd reported \(error)"))))
-            }
-        case "didGetNotification":
-            // A notification a newer daemon added is not this library's to interpret.
-            guard let text = fields["notification"]?.stringValue,
-                let notification = AKLocationManagerNotification(rawValue: text)
-            else { return }
+            break
+        case .didGetNotification(let notification):
             notified(notification, at: now, &actions)
             actions.append(.deliver(.didGetNotification(notification)))
-        case "change":
-            guard let text = fields["keyPath"]?.stringValue, let keyPath = try? KeyPath(parsing: text),
-                observed.contains(keyPath)
-            else { return }
-            let new = fields["new"] ?? .null
-            if keyPath == KeyPath(.myLocation), let location = CLLocation(json: new) { myLocation = location }
-            if keyPath == KeyPath(.authorizationStatus), let status = new.stringValue {
-                authorizationStatus = AuthorizationStatus(rawValue: status) ?? authorizationStatus
+        case .change(let change):
+            guard observed.contains(change.keyPath) else { return }
+            if change.keyPath == KeyPath(.myLocation), let location = change.newLocation { myLocation = location }
+            if change.keyPath == KeyPath(.authorizationStatus),
+                let status = change.new.stringValue.flatMap(AuthorizationStatus.init(rawValue:))
+            {
+                authorizationStatus = status
             }
-            actions.append(.deliver(.didChange(AKLocationManagerChange(keyPath: text, new: new, old: fields["old"]))))
-        default:
-            // Events of a newer protocol revision are ignored, as the protocol asks.
+            actions.append(
+                .deliver(
+                    .didChange(
+                        AKLocationManagerChange(keyPath: change.keyPath.description, new: change.new, old: change.old)))
+            )
+        case .hello, .reply, .didEnterRegion, .didExitRegion, .unknown:
+            // Region events have no delegate call; events of a newer
+            // protocol revision are ignored, as the protocol asks.
             break
         }
     }

@@ -9,27 +9,23 @@ import Glibc
 final class DaemonConnection {
     let path: String
     private let socket: UnixStreamSocket
-    private var framer = LineFramer(maxLineLength: 1 << 20)
+    private var framer = LineFramer(maxLineLength: ServerEvent.maxLineLength)
     private var nextID: Int64 = 1
-    private(set) var hello: ServerMessage.Hello
+    /// The daemon's hello; nil only while connecting.
+    private(set) var hello: ServerEvent.Hello?
 
     /// Connects and reads the `hello`. `timeout` (seconds, 0 = none) bounds
     /// every later wait for the daemon.
     init(path: String, timeout: Double) throws(CLIError) {
         self.path = path
         socket = try Self.connect(path: path)
-        hello = ServerMessage.Hello(protocolVersion: 0, version: "", authorizationStatus: "")
         setTimeout(timeout)
+        // A hello of another protocol version does not decode (nextMessage says why).
         guard case (_, let message)? = try nextMessage() else {
             throw .unreachable("aklocd at \(path) closed the connection before saying hello")
         }
         guard case .hello(let hello) = message else {
             throw .failure("\(path) did not start with a hello: is it aklocd?")
-        }
-        guard hello.protocolVersion == Int64(AklocProtocolVersion.protocolVersion) else {
-            throw .failure(
-                "aklocd at \(path) speaks protocol \(hello.protocolVersion), this akloc speaks "
-                    + "\(AklocProtocolVersion.protocolVersion)")
         }
         self.hello = hello
     }
@@ -53,13 +49,13 @@ final class DaemonConnection {
         return id
     }
 
+    /// What the daemon sent besides replies: the line as it came, and decoded.
+    typealias Event = (line: [UInt8], event: ServerEvent)
+
     /// Sends one typed request and waits for its reply; events that arrive
     /// first go to `onEvent`. An error reply throws.
     func call(
-        _ operation: ClientRequest.Operation,
-        onEvent: (_ line: [UInt8], _ name: String, _ fields: [String: JSONValue]) throws(CLIError) -> Void = {
-            _, _, _ in
-        }
+        _ operation: ClientRequest.Operation, onEvent: (Event) throws(CLIError) -> Void = { _ in }
     ) throws(CLIError) -> JSONValue {
         try reply(to: try send(operation), of: operation.name, onEvent: onEvent)
     }
@@ -70,8 +66,7 @@ final class DaemonConnection {
     }
 
     private func reply(
-        to id: RequestID, of op: String,
-        onEvent: (_ line: [UInt8], _ name: String, _ fields: [String: JSONValue]) throws(CLIError) -> Void
+        to id: RequestID, of op: String, onEvent: (Event) throws(CLIError) -> Void
     ) throws(CLIError) -> JSONValue {
         while true {
             guard case (let line, let message)? = try nextMessage() else {
@@ -83,24 +78,24 @@ final class DaemonConnection {
                 case .success(let value): return value
                 case .failure(let error): throw .reply(error)
                 }
-            case .event(let name, let fields):
-                try onEvent(line, name, fields)
             case .reply, .hello:
                 continue
+            default:
+                try onEvent((line, message))
             }
         }
     }
 
     /// The next message from the daemon with its raw line, or nil when the
     /// daemon closed the connection.
-    func nextMessage() throws(CLIError) -> ([UInt8], ServerMessage)? {
+    func nextMessage() throws(CLIError) -> ([UInt8], ServerEvent)? {
         while true {
             if let frame = framer.next() {
                 switch frame {
                 case .lineTooLong:
-                    throw .failure("aklocd sent a line longer than 1 MiB")
+                    throw .failure("aklocd sent a line longer than \(ServerEvent.maxLineLength) bytes")
                 case .line(let line):
-                    switch ServerMessage.decode(line) {
+                    switch ServerEvent.decode(line) {
                     case .success(let message): return (line, message)
                     case .failure(let error): throw .failure("unexpected message from aklocd: \(error.message)")
                     }

@@ -24,33 +24,31 @@ enum Formatting {
     }
 
     /// One line for any event, or nil for lines `--human` does not show.
-    static func eventLine(name: String, fields: [String: JSONValue]) -> String? {
-        switch name {
-        case "didGetFirstLocation", "didUpdateLocation":
-            guard let location = fields["location"].flatMap(Location.init(json:)) else { return nil }
-            return locationLine(
-                location, afterTimeInterval: fields["afterTimeInterval"]?.doubleValue,
-                note: name == "didGetFirstLocation" ? "first fix" : nil)
-        case "didGetError":
-            return "\(clock(nil))  error: \(fields["error"]?.stringValue ?? "?")"
-        case "didGetNotification":
-            return "\(clock(nil))  \(fields["notification"]?.stringValue ?? "?")"
-        case "didEnterRegion", "didExitRegion":
-            let place = fields["place"]?["name"]?.stringValue ?? "?"
-            let verb = name == "didEnterRegion" ? "entered" : "left"
-            guard let location = fields["location"].flatMap(Location.init(json:)) else {
-                return "\(clock(nil))  \(verb) \(place)"
+    static func eventLine(_ event: ServerEvent) -> String? {
+        switch event {
+        case .didGetFirstLocation(let location):
+            return locationLine(location, afterTimeInterval: nil, note: "first fix")
+        case .didUpdateLocation(let location, let afterTimeInterval):
+            return locationLine(location, afterTimeInterval: afterTimeInterval)
+        case .didGetError(let error):
+            return "\(clock(nil))  error: \(error.rawValue)"
+        case .didGetNotification(let notification):
+            return "\(clock(nil))  \(notification.rawValue)"
+        case .didEnterRegion(let region):
+            return locationLine(region.location, afterTimeInterval: nil, note: "entered \(region.name)")
+        case .didExitRegion(let region):
+            return locationLine(region.location, afterTimeInterval: nil, note: "left \(region.name)")
+        case .change(let change):
+            if let location = change.newLocation {
+                return locationLine(location, afterTimeInterval: nil, note: change.keyPath.description)
             }
-            return locationLine(location, afterTimeInterval: nil, note: "\(verb) \(place)")
-        case "change":
-            let keyPath = fields["keyPath"]?.stringValue ?? "?"
-            let new = fields["new"] ?? .null
-            if let location = Location(json: new) {
-                return locationLine(location, afterTimeInterval: nil, note: keyPath)
-            }
-            return "\(clock(nil))  \(keyPath) = \(value(new))"
-        default:
-            return "\(clock(nil))  \(name)"
+            return "\(clock(nil))  \(change.keyPath) = \(value(change.new))"
+        case .unknown(let name, var fields):
+            // A newer daemon's event: its name and what it says.
+            fields["event"] = nil
+            return "\(clock(nil))  \(name)" + (fields.isEmpty ? "" : " \(JSONValue.object(fields).jsonString)")
+        case .hello, .reply:
+            return nil
         }
     }
 

@@ -1,4 +1,5 @@
 import AklocJSON
+import AklocProtocol
 
 /// Human lines for the geo commands (`where`, `search`, `country`) and the
 /// place note of `watch --human`, from the wire forms in docs/places.md.
@@ -56,16 +57,16 @@ enum GeoFormatting {
 
     /// A `change` of `myPlacemark`, `country` or `timeZone` for `watch --human`:
     /// `country = 🇩🇪 Germany [DE DEU 276], calling code +49`; nil for other paths.
-    static func change(_ fields: [String: JSONValue]) -> String? {
-        guard let keyPath = fields["keyPath"]?.stringValue, let new = fields["new"] else { return nil }
+    static func change(_ change: ServerEvent.Change) -> String? {
+        let new = change.new
         let text: String
-        switch keyPath {
-        case "myPlacemark": text = new["formattedAddress"]?.stringValue ?? "none"
-        case "country": text = new == .null ? "none (at sea)" : country(new)
-        case "timeZone": text = new == .null ? "none" : timeZone(new)
+        switch change.keyPath.root {
+        case .myPlacemark: text = new["formattedAddress"]?.stringValue ?? "none"
+        case .country: text = new == .null ? "none (at sea)" : country(new)
+        case .timeZone: text = new == .null ? "none" : timeZone(new)
         default: return nil
         }
-        return "\(keyPath) = \(text)"
+        return "\(change.keyPath) = \(text)"
     }
 
     static func kilometres(_ metres: Double) -> String {

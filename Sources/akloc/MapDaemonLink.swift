@@ -63,18 +63,18 @@ final class MapDaemonLink: Sendable {
         setStatus(["connected": true])
         var geocoding = true
         var pending: [JSONValue] = []
-        func take(_ name: String, _ fields: [String: JSONValue]) {
-            // A location without a position (none yet, or not numbers) is not sent: the page keeps the last one.
-            guard name == "change", fields["keyPath"]?.stringValue == "myLocation",
-                let location = fields["new"], MapData.coordinate(of: location) != nil
+        func take(_ event: ServerEvent) {
+            // A location without a position (none yet) is not sent: the page keeps the last one.
+            guard case .change(let change) = event, change.keyPath == AklocCore.KeyPath(.myLocation),
+                MapData.coordinate(of: change.new) != nil
             else { return }
-            pending.append(location)
+            pending.append(change.new)
         }
         do {
             while true {
                 connection.setTimeout(0)
                 guard case (_, let message)? = try connection.nextMessage() else { break }
-                if case .event(let name, let fields) = message { take(name, fields) }
+                take(message)
                 connection.setTimeout(AklocCLI.replyTimeout)
                 while let location = pending.popLast() {
                     pending.removeAll()  // only the newest matters
@@ -85,7 +85,7 @@ final class MapDaemonLink: Sendable {
                         do {
                             let result = try connection.call(
                                 .geo(.reverseGeocode(coordinate: GeoPoint(latitude: latitude, longitude: longitude))),
-                                onEvent: { _, name, fields in take(name, fields) })
+                                onEvent: { take($0.event) })
                             if let placemark = result["placemark"] { data["placemark"] = placemark }
                         } catch {
                             // An aklocd without the lookups (or its data) keeps the map going without names.

@@ -12,15 +12,13 @@ struct PlaceNamer {
     private var last: (latitude: Double, longitude: Double, note: String?)?
     private var disabled = false
 
-    /// The note for a location object; events read while waiting for the
-    /// answer go to `backlog`, in order.
+    /// The note for a position; events read while waiting for the answer go
+    /// to `backlog`, in order.
     mutating func note(
-        for location: JSONValue, _ connection: DaemonConnection,
-        backlog: inout [([UInt8], String, [String: JSONValue])]
+        latitude: Double, longitude: Double, _ connection: DaemonConnection,
+        _ backlog: inout [DaemonConnection.Event]
     ) -> String? {
-        guard !disabled, let latitude = location["latitude"]?.doubleValue,
-            let longitude = location["longitude"]?.doubleValue
-        else { return nil }
+        guard !disabled else { return nil }
         if let last,
             Location.distance(
                 latitude: last.latitude, longitude: last.longitude, toLatitude: latitude, longitude: longitude)
@@ -40,10 +38,10 @@ struct PlaceNamer {
                     let note = value["placemark"]?["locality"]?.stringValue.map { "near \($0)" }
                     last = (latitude, longitude, note)
                     return note
-                case .event(let name, let fields):
-                    backlog.append((line, name, fields))
-                    continue
                 case .reply, .hello:
+                    continue
+                default:
+                    backlog.append((line, message))
                     continue
                 }
                 break

@@ -79,34 +79,38 @@ struct WatchCommand: Command {
         let human = human
         // The daemon announces the first fix (didGetFirstLocation) and then
         // delivers that same fix as the first update; a person needs it once.
-        var announcedFirstFix: JSONValue?
+        var announcedFirstFix: Location?
         // A person reads where the fix is too ("near Enkhuizen"), which takes
         // a reverseGeocode per line; events that arrive meanwhile wait here.
-        var backlog: [([UInt8], String, [String: JSONValue])] = []
+        var backlog: [DaemonConnection.Event] = []
         var namer = PlaceNamer()
-        let emit = { (line: [UInt8], name: String, fields: [String: JSONValue]) throws(CLIError) in
-            guard human else { return Output.line(bytes: line) }
-            if name == "didGetFirstLocation" { announcedFirstFix = fields["location"] }
-            if name == "didUpdateLocation", fields["afterTimeInterval"] == nil,
-                let announced = announcedFirstFix, fields["location"] == announced
-            {
+        let emit = { (received: DaemonConnection.Event) throws(CLIError) in
+            guard human else { return Output.line(bytes: received.line) }
+            switch received.event {
+            case .didGetFirstLocation(let location):
+                announcedFirstFix = location
+            case .didUpdateLocation(let location, nil) where location == announcedFirstFix:
                 announcedFirstFix = nil
                 return
+            case .change(let change):
+                if let text = GeoFormatting.change(change) {
+                    return Output.line("\(Formatting.clock(nil))  \(text)")
+                }
+            default:
+                break
             }
-            if name == "change", let text = GeoFormatting.change(fields) {
-                return Output.line("\(Formatting.clock(nil))  \(text)")
-            }
-            guard var text = Formatting.eventLine(name: name, fields: fields) else { return }
-            let location = fields["location"] ?? (fields["new"]?["latitude"] != nil ? fields["new"] : nil)
-            if let location, let note = namer.note(for: location, connection, backlog: &backlog) {
+            guard var text = Formatting.eventLine(received.event) else { return }
+            if let position = Self.position(received.event),
+                let note = namer.note(latitude: position.latitude, longitude: position.longitude, connection, &backlog)
+            {
                 text += "  \(note)"
             }
             Output.line(text)
         }
         // While a request is answered, events wait (a human line's lookup
         // must not read the request's reply).
-        let hold = { (line: [UInt8], name: String, fields: [String: JSONValue]) throws(CLIError) in
-            if human { backlog.append((line, name, fields)) } else { try emit(line, name, fields) }
+        let hold = { (received: DaemonConnection.Event) throws(CLIError) in
+            if human { backlog.append(received) } else { try emit(received) }
         }
         // Only the options given travel: the daemon keeps its defaults for the rest.
         let requested = policy.isEmpty ? nil : policy
@@ -129,18 +133,32 @@ struct WatchCommand: Command {
         connection.setTimeout(0)
         var stopping = false
         while true {
-            let event: ([UInt8], String, [String: JSONValue])
+            let received: DaemonConnection.Event
             if !backlog.isEmpty {
-                event = backlog.removeFirst()
+                received = backlog.removeFirst()
             } else {
-                guard let (line, message) = try connection.nextMessage() else { break }
-                guard case .event(let name, let fields) = message else { continue }
-                event = (line, name, fields)
+                guard let (line, event) = try connection.nextMessage() else { break }
+                switch event {
+                case .reply, .hello: continue
+                default: received = (line, event)
+                }
             }
-            try emit(event.0, event.1, event.2)
-            if event.1 == "didGetNotification", event.2["notification"] == "daemonStopping" { stopping = true }
+            try emit(received)
+            if case .didGetNotification(.daemonStopping) = received.event { stopping = true }
         }
         throw .unreachable(stopping ? "aklocd is stopping" : "aklocd closed the connection")
+    }
+}
+
+extension WatchCommand {
+    /// Where a line puts the fix, for its place note: a location, or a
+    /// coordinate's change (`watch myLocation.coordinate`).
+    static func position(_ event: ServerEvent) -> (latitude: Double, longitude: Double)? {
+        if let location = event.location { return (location.latitude, location.longitude) }
+        guard case .change(let change) = event, let latitude = change.new["latitude"]?.doubleValue,
+            let longitude = change.new["longitude"]?.doubleValue
+        else { return nil }
+        return (latitude, longitude)
     }
 }
 
