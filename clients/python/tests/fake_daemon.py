@@ -15,6 +15,10 @@ HELLO = b'{"event":"hello","protocol":1,"version":"0.1.0","authorizationStatus":
 Handler = Callable[[dict], Optional[bytes]]
 
 
+class Closing(bytes):
+    """An answer after which the fake closes the connection (then accepts the next)."""
+
+
 def reply(request: dict, result: object = None) -> bytes:
     return json.dumps({"id": request.get("id"), "ok": True, "result": result}).encode() + b"\n"
 
@@ -31,13 +35,14 @@ def error(request: dict, code: str, message: str) -> bytes:
 class FakeDaemon:
     """Accepts one connection at a time; sends ``greeting`` on connect (and
     closes, with ``then_close``), then answers each request line with
-    ``handler``. Every request is kept."""
+    ``handler``. Every request is kept, and how many connections there were."""
 
     def __init__(self, handler: Optional[Handler] = None, greeting: bytes = HELLO, then_close: bool = False) -> None:
         self.then_close = then_close
         self.directory = tempfile.mkdtemp(prefix="akloc-fake-")
         self.path = os.path.join(self.directory, "akloc.sock")
         self.requests: List[dict] = []
+        self.connections = 0
         self.handler = handler or (lambda request: reply(request))
         self.greeting = greeting
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -56,6 +61,7 @@ class FakeDaemon:
                 continue
             except OSError:
                 return
+            self.connections += 1
             with connection:
                 try:
                     self._handle(connection)
@@ -81,6 +87,8 @@ class FakeDaemon:
                 if answer is None:
                     return
                 connection.sendall(answer)
+                if isinstance(answer, Closing):
+                    return
 
     def stop(self) -> None:
         self._stopped = True

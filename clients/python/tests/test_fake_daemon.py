@@ -3,7 +3,9 @@ Unix socket. The place and country ops are tested here only for the request
 they send: aklocd does not serve them yet (DESIGN §9)."""
 
 import asyncio
+import inspect
 import unittest
+from datetime import datetime, timedelta, timezone
 
 import akloc
 import akloc.aio
@@ -153,6 +155,162 @@ class RequestShapeTests(unittest.TestCase):
         self.assertEqual(fake.requests, [])
 
 
+POINT = dict(FIX, receivedAt="2018-08-20T09:47:42.100Z", segment=3)
+PLACE = {"name": "Dock", "coordinate": {"latitude": 52.85, "longitude": 5.31}, "radius": 100, "shared": False}
+
+
+def track_and_regions(request: dict) -> bytes:
+    """Answers as aklocd: two track pages, the monitored names, region events after startMonitoring."""
+    op = request["op"]
+    if op == "track":
+        last = request.get("after") == "page2"
+        page = {"points": [dict(POINT, segment=4 if last else 3)], "next": None if last else "page2"}
+        return reply(request, page)
+    if op in ("startMonitoring", "stopMonitoring"):
+        answer = reply(request, {"places": [] if op == "stopMonitoring" else ["Dock"]})
+        if op == "startMonitoring":
+            for name in ("didEnterRegion", "didExitRegion"):
+                answer += event_line({"event": name, "place": PLACE, "location": FIX})
+        return answer
+    return reply(request)
+
+
+# Every call both clients have, with the request it must send (id left out).
+CALLS = [
+    (
+        ("configure",),
+        {"min_interval": 1, "accuracy": 20},
+        {"op": "configure", "policy": {"minInterval": 1, "desiredAccuracy": 20}},
+    ),
+    (("configure",), {}, {"op": "configure", "policy": {}}),
+    (("pause",), {}, {"op": "pause"}),
+    (("resume",), {}, {"op": "resume"}),
+    (("reload",), {}, {"op": "reload"}),
+    (("authorize", "@staff", "whenInUse"), {}, {"op": "authorize", "subject": "@staff", "status": "whenInUse"}),
+    (
+        ("track",),
+        {"since": datetime(2026, 12, 1, 9, tzinfo=timezone(timedelta(hours=1))), "until": 1764576000.5, "limit": 2},
+        {"op": "track", "since": "2026-12-01T08:00:00.000Z", "until": 1764576000.5, "limit": 2},
+    ),
+    (
+        ("track",),
+        {"since": "2026-12-01", "after": "page2", "simplify": 5},
+        {"op": "track", "since": "2026-12-01", "after": "page2", "simplify": 5},
+    ),
+    (("clear_track",), {}, {"op": "clearTrack"}),
+    (("clear_track",), {"before": "2026-11-01"}, {"op": "clearTrack", "before": "2026-11-01"}),
+    (("start_monitoring",), {}, {"op": "startMonitoring"}),
+    (("start_monitoring", ["Dock"]), {}, {"op": "startMonitoring", "places": ["Dock"]}),
+    (("stop_monitoring", ("Dock",)), {}, {"op": "stopMonitoring", "places": ["Dock"]}),
+]
+
+
+class TrackMonitoringAndAdminTests(unittest.TestCase):
+    """The calls added for parity: each client sends the same request and returns the same value."""
+
+    def run_blocking(self, path: str) -> list:
+        with akloc.Client(socket=path, timeout=5) as client:
+            results = [getattr(client, name)(*args, **kwargs) for (name, *args), kwargs, _ in CALLS]
+            results.append(list(client.track_points(since=0, page_size=1)))
+            monitor = client.monitor(["Dock"], timeout=5)
+            results.append([next(monitor), next(monitor)])
+            monitor.close()
+        return results
+
+    def run_asyncio(self, path: str) -> list:
+        async def main() -> list:
+            async with akloc.aio.connect(path, timeout=5) as client:
+                results = [await getattr(client, name)(*args, **kwargs) for (name, *args), kwargs, _ in CALLS]
+                results.append([point async for point in client.track_points(since=0, page_size=1)])
+                monitor = client.monitor(["Dock"], timeout=5)
+                results.append([await monitor.__anext__(), await monitor.__anext__()])
+                await monitor.aclose()
+                return results
+
+        return asyncio.run(main())
+
+    def test_both_clients_send_the_documented_requests_and_read_the_answers(self) -> None:
+        expected_requests = [request for _, _, request in CALLS] + [
+            {"op": "track", "since": 0, "limit": 1},
+            {"op": "track", "since": 0, "limit": 1, "after": "page2"},
+            {"op": "startMonitoring", "places": ["Dock"]},
+            {"op": "stopMonitoring", "places": ["Dock"]},
+        ]
+        outcomes = []
+        for run in (self.run_blocking, self.run_asyncio):
+            with FakeDaemon(track_and_regions) as fake:
+                results = run(fake.path)
+            sent = [{key: value for key, value in request.items() if key != "id"} for request in fake.requests]
+            self.assertEqual(sent, expected_requests, run.__name__)
+            outcomes.append(results)
+        self.assertEqual(outcomes[0], outcomes[1])
+        results = outcomes[0]
+        page = results[6]
+        self.assertIsInstance(page, akloc.TrackPage)
+        self.assertEqual(page.next, "page2")
+        self.assertEqual((page.points[0].segment, page.points[0].latitude), (3, 52.85))
+        self.assertEqual(page.points[0].received_at.microsecond, 100000)
+        self.assertEqual(results[10], ["Dock"])
+        self.assertEqual(results[12], [])
+        self.assertEqual([point.segment for point in results[-2]], [3, 4])
+        entered, exited = results[-1]
+        self.assertEqual((entered.entered, entered.name, exited.entered), (True, "Dock", False))
+        self.assertEqual(entered.location.latitude, 52.85)
+
+    def test_the_clients_have_the_same_calls(self) -> None:
+        def public(cls: type) -> dict:
+            return {
+                name: list(inspect.signature(member).parameters)
+                for name, member in vars(cls).items()
+                if callable(member) and not name.startswith("_") and name != "connect"
+            }
+
+        self.assertEqual(public(akloc.aio.Client), public(akloc.Client))
+
+    def test_bad_arguments_are_refused_before_sending_naming_the_argument(self) -> None:
+        with FakeDaemon(track_and_regions) as fake, akloc.Client(socket=fake.path, timeout=5) as client:
+            cases = [
+                (ValueError, "since: give an aware datetime", lambda: client.track(since=datetime(2026, 12, 1))),
+                (TypeError, "until must be a datetime", lambda: client.track(until=True)),
+                (TypeError, "before must be a datetime", lambda: client.clear_track(before=[2026])),
+                (ValueError, "before must be a finite number", lambda: client.clear_track(before=float("inf"))),
+                (TypeError, "places must be a list of names", lambda: client.start_monitoring("Dock")),
+                (TypeError, "places must be a list of names", lambda: next(client.monitor("Dock"))),
+            ]
+            for cls, message, call in cases:
+                with self.assertRaises(cls) as raised:
+                    call()
+                self.assertIn(message, str(raised.exception))
+        self.assertEqual(fake.requests, [])
+
+    def test_malformed_track_and_region_answers_are_protocol_violations(self) -> None:
+        answers = {
+            "points": {"next": None},
+            "segment": {"points": [dict(FIX, segment="3")], "next": None},
+            "next": {"points": [], "next": 7},
+            "location": {"points": [{"segment": 1}], "next": None},
+        }
+
+        def handler(request: dict) -> bytes:
+            if request["op"] == "track":
+                return reply(request, answers[request["after"]])
+            if request["op"] == "startMonitoring":
+                return reply(request, {"places": "Dock"})
+            return reply(request, {"places": [1]})
+
+        with FakeDaemon(handler) as fake, akloc.Client(socket=fake.path, timeout=5) as client:
+            for after in answers:
+                with self.assertRaises(akloc.ProtocolViolation) as raised:
+                    client.track(after=after)
+                self.assertIn(after, raised.exception.message)
+            for call in (client.start_monitoring, client.stop_monitoring):
+                with self.assertRaises(akloc.ProtocolViolation) as raised:
+                    call()
+                self.assertIn("'places' is not a list of names", raised.exception.message)
+        with self.assertRaises(akloc.ProtocolViolation):
+            akloc.RegionEvent.from_event(akloc.Event("didEnterRegion", {"place": "Dock"}))
+
+
 class BadInputTests(unittest.TestCase):
     def expect_violation(self, greeting: bytes, contains: str, then_close: bool = False) -> None:
         with FakeDaemon(greeting=greeting, then_close=then_close) as fake:
@@ -214,8 +372,13 @@ class BadInputTests(unittest.TestCase):
         with self.assertRaises(akloc.ConnectionLost) as raised:
             akloc.Client(socket="/nonexistent/akloc.sock")
         self.assertIn("cannot connect to aklocd at /nonexistent/akloc.sock", str(raised.exception))
+
+        async def main() -> None:
+            async with akloc.aio.connect("/nonexistent/akloc.sock"):
+                pass
+
         with self.assertRaises(akloc.ConnectionLost):
-            asyncio.run(akloc.aio.Client.connect("/nonexistent/akloc.sock"))
+            asyncio.run(main())
 
 
 class AsyncShapeTests(unittest.TestCase):

@@ -9,15 +9,18 @@
 """
 
 from ._protocol import DEFAULT_SOCKET, PROTOCOL_VERSION, Hello, default_socket
+from ._router import DEFAULT_QUEUE_SIZE
 from .client import Client
 from .errors import (
     AklocError,
     BadJSON,
     BadRequest,
     ConnectionLost,
+    EventOverflow,
     Forbidden,
     InternalError,
     LineTooLong,
+    LocalTimeout,
     NotAuthorized,
     NotFound,
     ProtocolViolation,
@@ -28,11 +31,12 @@ from .errors import (
     UnknownKeyPath,
     UnknownOp,
 )
-from .models import Change, Event, Location
+from .models import Change, Event, Location, RegionEvent, TrackPage, TrackPoint
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_QUEUE_SIZE",
     "DEFAULT_SOCKET",
     "PROTOCOL_VERSION",
     "AklocError",
@@ -42,17 +46,22 @@ __all__ = [
     "Client",
     "ConnectionLost",
     "Event",
+    "EventOverflow",
     "Forbidden",
     "Hello",
     "InternalError",
     "LineTooLong",
+    "LocalTimeout",
     "Location",
     "NotAuthorized",
     "NotFound",
     "ProtocolViolation",
+    "RegionEvent",
     "RequestError",
     "StorageFailed",
     "Timeout",
+    "TrackPage",
+    "TrackPoint",
     "Unavailable",
     "UnknownKeyPath",
     "UnknownOp",

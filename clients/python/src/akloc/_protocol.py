@@ -3,14 +3,17 @@ encoding, message decoding and the arguments of each op. The blocking and
 the asyncio clients both drive this one session."""
 
 import json
+import math
 import os
+import random
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple, Union
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from .errors import AklocError, ConnectionLost, ProtocolViolation, error_for_code
 from .models import Change, Event, Location
 
-__all__ = ["DEFAULT_SOCKET", "PROTOCOL_VERSION", "Session", "Hello", "Reply", "default_socket", "policy"]
+__all__ = ["DEFAULT_SOCKET", "PROTOCOL_VERSION", "Backoff", "Session", "Hello", "Reply", "default_socket", "policy"]
 
 DEFAULT_SOCKET = "/run/akloc/akloc.sock"
 PROTOCOL_VERSION = 1
@@ -175,6 +178,54 @@ def policy(
     return chosen or None
 
 
+#: An op and its arguments, as the iterators send them to start and to stop.
+Call = Tuple[str, Dict[str, Any]]
+
+
+def watch_request(
+    min_interval: Optional[float],
+    max_interval: Optional[float],
+    speed: Optional[float],
+    distance: Optional[float],
+    accuracy: Optional[float],
+    every_epoch: bool,
+) -> Call:
+    return "startUpdatingLocation", {
+        "policy": policy(min_interval, max_interval, speed, distance, accuracy),
+        "everyEpoch": True if every_epoch else None,
+    }
+
+
+def observe_request(
+    key_path: str,
+    initial: bool,
+    old: bool,
+    min_interval: Optional[float],
+    max_interval: Optional[float],
+    speed: Optional[float],
+    distance: Optional[float],
+    accuracy: Optional[float],
+) -> Call:
+    options = [name for name, chosen in (("initial", initial), ("old", old)) if chosen]
+    return "observe", {
+        "keyPath": key_path,
+        "options": options or None,
+        "policy": policy(min_interval, max_interval, speed, distance, accuracy),
+    }
+
+
+def value_of(key_path: str, value: Any) -> Any:
+    """A ``get`` result: location paths as a Location (None before the first fix)."""
+    if key_path in ("myLocation", "rawLocation") and value is not None:
+        return Location.from_json(value)
+    return value
+
+
+def authorization_of(result: Any) -> str:
+    """``requestAuthorization``'s ``{"authorizationStatus":…}`` as the status."""
+    return str(result.get("authorizationStatus", "")) if isinstance(result, dict) else ""
+
+
 def coordinate(latitude: Optional[float], longitude: Optional[float]) -> Optional[Dict[str, float]]:
     """``{"latitude":…, "longitude":…}``, or None when both are left out."""
     if latitude is None and longitude is None:
@@ -263,3 +314,104 @@ def save_place_args(
         "note": note,
         "shared": shared,
     }
+
+
+# Track and region monitoring (docs/track.md, docs/places.md).
+
+#: What ``track``'s ``since``, ``until`` and ``clearTrack``'s ``before`` take.
+TrackTime = Union[datetime, float, str]
+
+
+def track_time(value: Optional[TrackTime], name: str) -> Union[None, float, str]:
+    """A time as the wire takes it: an aware ``datetime`` as ISO 8601 UTC,
+    epoch seconds as a number, text as given (the daemon parses it and
+    names ``name`` when it cannot)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise ValueError(f"{name}: give an aware datetime (a naive one has no zone to read it in)")
+        return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a datetime, epoch seconds or ISO 8601 text, not {type(value).__name__}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number of epoch seconds, not {value}")
+    return value
+
+
+def track_args(
+    since: Optional[TrackTime],
+    until: Optional[TrackTime],
+    limit: Optional[int],
+    after: Optional[str],
+    simplify: Optional[float],
+) -> Dict[str, Any]:
+    return {
+        "since": track_time(since, "since"),
+        "until": track_time(until, "until"),
+        "limit": limit,
+        "after": after,
+        "simplify": simplify,
+    }
+
+
+def clear_track_args(before: Optional[TrackTime]) -> Dict[str, Any]:
+    return {"before": track_time(before, "before")}
+
+
+def monitoring_args(places: Optional[Sequence[str]]) -> Dict[str, Any]:
+    """``places`` as a list of names; None means every place (left out)."""
+    if isinstance(places, str):
+        # A lone name would be sent as its letters.
+        raise TypeError("places must be a list of names, not one string")
+    return {"places": list(places) if places is not None else None}
+
+
+def place_names(result: Any, op: str) -> List[str]:
+    """``{"places":[names]}`` of startMonitoring and stopMonitoring."""
+    names = as_object(result, op).get("places")
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise ProtocolViolation(f"{op}'s 'places' is not a list of names")
+    return names
+
+
+def is_location_update(event: Event) -> bool:
+    return event.name == "didUpdateLocation"
+
+
+def is_region_event_of(places: Optional[Sequence[str]]) -> Callable[[Event], bool]:
+    """Entries and exits of ``places`` (of any place when None)."""
+    names = None if places is None else set(places)
+
+    def accepts(event: Event) -> bool:
+        if event.name not in ("didEnterRegion", "didExitRegion"):
+            return False
+        place = event.fields.get("place")
+        return names is None or (isinstance(place, dict) and place.get("name") in names)
+
+    return accepts
+
+
+def is_change_of(key_path: str) -> Callable[[Event], bool]:
+    return lambda event: event.name == "change" and event.fields.get("keyPath") == key_path
+
+
+class Backoff:
+    """The wait before each reconnection attempt: 0.25 s doubling to 5 s,
+    up to a fifth less at random so clients of a restarted daemon do not
+    all come back at once (as AklocCore's Backoff for the Swift manager)."""
+
+    first = 0.25
+    longest = 5.0
+
+    def __init__(self, jitter: Callable[[], float] = random.random) -> None:
+        self._jitter = jitter
+        self._delay = self.first
+
+    def reset(self) -> None:
+        self._delay = self.first
+
+    def next(self) -> float:
+        delay = self._delay * (1 - 0.2 * self._jitter())
+        self._delay = min(self._delay * 2, self.longest)
+        return delay

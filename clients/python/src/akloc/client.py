@@ -1,41 +1,51 @@
 """The blocking client."""
 
-import collections
-import random
+import contextlib
 import socket as _socket
 import time
-from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import _protocol as wire
-from .errors import AklocError, ConnectionLost
-from .models import Change, Event, Location
+from ._router import DEFAULT_QUEUE_SIZE, Accepts, Consumer, Router
+from .errors import AklocError, ConnectionLost, LocalTimeout
+from .models import Change, Event, Location, RegionEvent, TrackPage, TrackPoint
 
 __all__ = ["Client"]
 
 
 class Client:
-    """One connection to aklocd.
+    """One connection to aklocd, for one thread (``akloc.aio`` is for
+    concurrency).
 
     ``socket`` defaults to ``$AKLOC_SOCKET``, else ``/run/akloc/akloc.sock``.
-    ``timeout`` (seconds) bounds each wait for a reply; ``watch`` and
-    ``observe`` wait for events as long as their own ``timeout`` says (None:
-    for ever). Events that arrive while a request waits for its reply are
-    kept for ``events()``, ``watch()`` and ``observe()``.
+    ``timeout`` (seconds) bounds each wait for a reply; ``watch``,
+    ``observe``, ``monitor`` and ``events`` wait for their next event as
+    long as their own ``timeout`` says (None: for ever). A wait that passes
+    raises ``TimeoutError`` (``akloc.LocalTimeout``).
+
+    Each iterator has its own queue of at most ``queue_size`` events, so
+    iterators used side by side each get every one of their events; one
+    that falls that far behind the others ends with ``EventOverflow``.
     """
 
-    def __init__(self, socket: Optional[str] = None, timeout: float = 30.0) -> None:
+    def __init__(
+        self, socket: Optional[str] = None, timeout: float = 30.0, queue_size: int = DEFAULT_QUEUE_SIZE
+    ) -> None:
         self.path = socket or wire.default_socket()
         self.timeout = timeout
-        self._events: Deque[Event] = collections.deque()
+        self._router = Router(queue_size)
         self._sock: Optional[_socket.socket] = None
         self._session = wire.Session()
+        # Counts connections, so an iterator of a lost one does not clean up on its successor.
+        self._generation = 0
+        self._closed = False
         self._connect()
 
     # -- connection ---------------------------------------------------------
 
     def _connect(self) -> None:
         self._session = wire.Session()
-        self._events.clear()
+        self._router.reset()
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.settimeout(self.timeout)
@@ -44,17 +54,33 @@ class Client:
             sock.close()
             raise ConnectionLost(f"cannot connect to aklocd at {self.path}: {error.strerror or error}") from None
         self._sock = sock
+        self._generation += 1
+        deadline = time.monotonic() + self.timeout
         try:
             while self._session.hello is None:
-                self._read(self.timeout)
+                if self._read(max(deadline - time.monotonic(), 1e-3)) is None:
+                    raise LocalTimeout(f"aklocd at {self.path} did not say hello within {self.timeout} s")
         except BaseException:
-            self.close()
+            self._drop_socket()
             raise
 
+    def _reconnect(self, backoff: wire.Backoff) -> None:
+        """Connects again, waiting ``backoff`` before each attempt, until
+        aklocd answers (or the client is closed)."""
+        self._drop_socket()
+        while True:
+            time.sleep(backoff.next())
+            if self._closed:
+                raise ConnectionLost("the client is closed")
+            try:
+                self._connect()
+                return
+            except (ConnectionLost, LocalTimeout):
+                continue
+
     def close(self) -> None:
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+        self._closed = True
+        self._lost(ConnectionLost("the client is closed"))
 
     def __enter__(self) -> "Client":
         return self
@@ -72,8 +98,21 @@ class Client:
         """This connection's status when it connected (``authorizedAlways``, …)."""
         return self.hello.authorization_status
 
-    def _read(self, timeout: Optional[float]) -> List[wire.Message]:
-        """Reads once (bounded by ``timeout``) and returns the messages completed."""
+    def _drop_socket(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def _lost(self, error: AklocError) -> AklocError:
+        """Closes the connection because of ``error``, which every iterator gets too."""
+        self._drop_socket()
+        self._router.fail(error)
+        return error
+
+    def _read(self, timeout: Optional[float]) -> Optional[List[wire.Message]]:
+        """Reads once and returns the messages completed (events among them
+        are already handed to the iterators), or None when ``timeout``
+        passed first; the connection stays usable then."""
         if self._sock is None:
             raise ConnectionLost("the client is closed")
         self._sock.settimeout(timeout)
@@ -83,19 +122,19 @@ class Client:
             # The daemon closed with our request unread: an end of file all the same.
             data = b""
         except _socket.timeout:
-            raise ConnectionLost(f"aklocd at {self.path} sent nothing within {timeout} s") from None
+            return None
         except OSError as error:
-            self.close()
-            raise ConnectionLost(f"reading from aklocd at {self.path}: {error.strerror or error}") from None
+            raise self._lost(ConnectionLost(f"reading from aklocd at {self.path}: {error.strerror or error}")) from None
         if not data:
-            ended = self._session.closed(self.path)
-            self.close()
-            raise ended
+            raise self._lost(self._session.closed(self.path))
         try:
-            return self._session.receive(data)
-        except AklocError:
-            self.close()
-            raise
+            messages = self._session.receive(data)
+        except AklocError as error:
+            raise self._lost(error) from None
+        for message in messages:
+            if isinstance(message, Event):
+                self._router.dispatch(message)
+        return messages
 
     def _send(self, op: str, arguments: Optional[Dict[str, Any]] = None) -> int:
         if self._sock is None:
@@ -110,12 +149,48 @@ class Client:
                 if self._sock is None:
                     break
                 try:
-                    self._events.extend(m for m in self._read(1.0) if isinstance(m, Event))
+                    if self._read(1.0) is None:
+                        break
                 except AklocError as reason:
                     raise reason from None
-            self.close()
-            raise ConnectionLost(f"writing to aklocd at {self.path}: {error.strerror or error}") from None
+            raise self._lost(
+                ConnectionLost(f"writing to aklocd at {self.path}: {error.strerror or error}")
+            ) from None
         return request_id
+
+    def _next_event(self, consumer: Consumer, timeout: Optional[float]) -> Event:
+        """The consumer's next event, reading for it while it has none;
+        ``timeout`` bounds the whole wait."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            event = consumer.take()
+            if event is not None:
+                return event
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if (remaining is not None and remaining <= 0) or self._read(remaining) is None:
+                raise LocalTimeout(f"aklocd at {self.path} sent {consumer.label} nothing within {timeout} s")
+
+    @contextlib.contextmanager
+    def _subscription(self, label: str, start: wire.Call, stop: wire.Call, accepts: Accepts) -> Iterator[Consumer]:
+        """A consumer registered before ``start`` is sent, so it misses
+        nothing that answers it; at the end ``stop`` is sent on the same
+        connection, if it is still there."""
+        consumer = self._router.add(label, accepts)
+        generation = self._generation
+        try:
+            self.request(start[0], **start[1])
+        except BaseException:
+            self._router.remove(consumer)
+            raise
+        try:
+            yield consumer
+        finally:
+            self._router.remove(consumer)
+            if self._sock is not None and self._generation == generation:
+                try:
+                    self.request(stop[0], reply_timeout=min(self.timeout, 5.0), **stop[1])
+                except AklocError:
+                    pass
 
     # -- requests -----------------------------------------------------------
 
@@ -128,25 +203,17 @@ class Client:
         deadline = time.monotonic() + wait
         while True:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise ConnectionLost(f"aklocd did not answer {op} within {wait} s")
-            answer: Optional[wire.Reply] = None
-            # Events read with the reply (before or after it) are kept, in order.
-            for message in self._read(remaining):
+            messages = self._read(remaining) if remaining > 0 else None
+            if messages is None:
+                raise LocalTimeout(f"aklocd did not answer {op} within {wait} s")
+            for message in messages:
                 if isinstance(message, wire.Reply) and message.id == request_id:
-                    answer = message
-                elif isinstance(message, Event):
-                    self._events.append(message)
-            if answer is not None:
-                return answer.value()
+                    return message.value()
 
     def get(self, key_path: str) -> Any:
         """The current value of a key path (``myLocation``, ``state``, …);
         location paths give a Location, or None before the first fix."""
-        value = self.request("get", keyPath=key_path)
-        if key_path in ("myLocation", "rawLocation") and value is not None:
-            return Location.from_json(value)
-        return value
+        return wire.value_of(key_path, self.request("get", keyPath=key_path))
 
     def status(self) -> Dict[str, Any]:
         """The daemon's status object (docs/protocol.md §7)."""
@@ -159,16 +226,30 @@ class Client:
 
     def request_authorization(self, type: str = "whenInUse") -> str:
         """Asks for ``whenInUse`` or ``always``; returns the status granted."""
-        result = self.request("requestAuthorization", type=type)
-        return str(result.get("authorizationStatus", "")) if isinstance(result, dict) else ""
+        return wire.authorization_of(self.request("requestAuthorization", type=type))
+
+    def configure(
+        self,
+        min_interval: Optional[float] = None,
+        max_interval: Optional[float] = None,
+        speed: Optional[float] = None,
+        distance: Optional[float] = None,
+        accuracy: Optional[float] = None,
+    ) -> None:
+        """Sets this connection's default policy for later ``watch`` and
+        ``observe`` calls that leave members out (docs/protocol.md §5)."""
+        self.request("configure", policy=wire.policy(min_interval, max_interval, speed, distance, accuracy) or {})
 
     def pause(self) -> None:
+        """Admin: stops deliveries and the gpsd watch daemon-wide."""
         self.request("pause")
 
     def resume(self) -> None:
+        """Admin: resumes after ``pause``."""
         self.request("resume")
 
     def reload(self) -> None:
+        """Admin: re-reads the config file."""
         self.request("reload")
 
     def authorize(self, subject: str, status: str) -> None:
@@ -178,14 +259,16 @@ class Client:
     # -- streams ------------------------------------------------------------
 
     def events(self, timeout: Optional[float] = None) -> Iterator[Event]:
-        """Every event, kept ones first. ``timeout`` bounds the wait for each
-        (ConnectionLost when it passes); None waits for ever."""
-        while True:
-            while self._events:
-                yield self._events.popleft()
-            for message in self._read(timeout):
-                if isinstance(message, Event):
-                    self._events.append(message)
+        """Every event from the first ``next()`` on, and those that came
+        while no iterator was open (say after a ``request`` made just
+        before). ``timeout`` bounds the wait for each (TimeoutError when it
+        passes); None waits for ever."""
+        consumer = self._router.add("events()")
+        try:
+            while True:
+                yield self._next_event(consumer, timeout)
+        finally:
+            self._router.remove(consumer)
 
     def watch(
         self,
@@ -204,38 +287,21 @@ class Client:
         waited for (backoff 0.25 s doubling to 5 s) and updates start again;
         without it ConnectionLost ends the loop. Updates stop when the
         generator is closed."""
-        arguments: Dict[str, Any] = {
-            "policy": wire.policy(min_interval, max_interval, speed, distance, accuracy),
-            "everyEpoch": True if every_epoch else None,
-        }
-        delay = 0.25
+        start = wire.watch_request(min_interval, max_interval, speed, distance, accuracy, every_epoch)
+        stop: wire.Call = ("stopUpdatingLocation", {})
+        backoff = wire.Backoff()
         while True:
             try:
-                self.request("startUpdatingLocation", **arguments)
-                delay = 0.25
-                for event in self.events(timeout):
-                    if event.name == "didUpdateLocation":
-                        location = event.location
+                with self._subscription("watch()", start, stop, wire.is_location_update) as consumer:
+                    while True:
+                        location = self._next_event(consumer, timeout).location
+                        backoff.reset()
                         if location is not None:
                             yield location
             except ConnectionLost:
-                if not reconnect:
+                if not reconnect or self._closed:
                     raise
-                self.close()
-            finally:
-                if self._sock is not None:
-                    try:
-                        self.request("stopUpdatingLocation", reply_timeout=min(self.timeout, 5.0))
-                    except AklocError:
-                        pass
-            while True:
-                time.sleep(delay * (1 - 0.2 * random.random()))
-                delay = min(delay * 2, 5.0)
-                try:
-                    self._connect()
-                    break
-                except ConnectionLost:
-                    continue
+            self._reconnect(backoff)
 
     def observe(
         self,
@@ -252,23 +318,68 @@ class Client:
         """KVO: yields a Change for each change of ``key_path`` (the current
         value first with ``initial``). Location paths are throttled per the
         policy. The observation ends when the generator is closed."""
-        options = [name for name, chosen in (("initial", initial), ("old", old)) if chosen]
-        self.request(
-            "observe",
-            keyPath=key_path,
-            options=options or None,
-            policy=wire.policy(min_interval, max_interval, speed, distance, accuracy),
-        )
-        try:
-            for event in self.events(timeout):
-                if event.name == "change" and event.fields.get("keyPath") == key_path:
-                    yield wire.change_of(event)
-        finally:
-            if self._sock is not None:
-                try:
-                    self.request("unobserve", reply_timeout=min(self.timeout, 5.0), keyPath=key_path)
-                except AklocError:
-                    pass
+        start = wire.observe_request(key_path, initial, old, min_interval, max_interval, speed, distance, accuracy)
+        stop = ("unobserve", {"keyPath": key_path})
+        with self._subscription(f"observe({key_path!r})", start, stop, wire.is_change_of(key_path)) as consumer:
+            while True:
+                yield wire.change_of(self._next_event(consumer, timeout))
+
+    def monitor(
+        self, places: Optional[Sequence[str]] = None, timeout: Optional[float] = None
+    ) -> Iterator[RegionEvent]:
+        """Monitors saved places as regions (every place the caller sees when
+        ``places`` is None) and yields each entry and exit; monitoring of
+        those places stops when the generator is closed."""
+        arguments = wire.monitoring_args(places)
+        start, stop = ("startMonitoring", arguments), ("stopMonitoring", arguments)
+        with self._subscription("monitor()", start, stop, wire.is_region_event_of(places)) as consumer:
+            while True:
+                yield RegionEvent.from_event(self._next_event(consumer, timeout))
+
+    # -- track and regions (docs/track.md, docs/places.md) -------------------
+
+    def track(
+        self,
+        since: Optional[wire.TrackTime] = None,
+        until: Optional[wire.TrackTime] = None,
+        limit: Optional[int] = None,
+        after: Optional[str] = None,
+        simplify: Optional[float] = None,
+    ) -> TrackPage:
+        """One page of the recorded track, oldest first (``since`` and
+        ``until``: aware datetimes, epoch seconds or ISO 8601 text; the
+        daemon's defaults are the last 24 hours). Pass ``page.next`` as
+        ``after`` for the next page, or use ``track_points``."""
+        return TrackPage.from_json(self.request("track", **wire.track_args(since, until, limit, after, simplify)))
+
+    def track_points(
+        self,
+        since: Optional[wire.TrackTime] = None,
+        until: Optional[wire.TrackTime] = None,
+        simplify: Optional[float] = None,
+        page_size: Optional[int] = None,
+    ) -> Iterator[TrackPoint]:
+        """Every point of the track between ``since`` and ``until``, a page at a time."""
+        after: Optional[str] = None
+        while True:
+            page = self.track(since, until, page_size, after, simplify)
+            yield from page.points
+            if page.next is None:
+                return
+            after = page.next
+
+    def clear_track(self, before: Optional[wire.TrackTime] = None) -> None:
+        """Admin: deletes the track before ``before`` (all of it when None)."""
+        self.request("clearTrack", **wire.clear_track_args(before))
+
+    def start_monitoring(self, places: Optional[Sequence[str]] = None) -> List[str]:
+        """Adds places to this connection's monitored ones (every place it
+        sees when None); returns the names now monitored."""
+        return wire.place_names(self.request("startMonitoring", **wire.monitoring_args(places)), "startMonitoring")
+
+    def stop_monitoring(self, places: Optional[Sequence[str]] = None) -> List[str]:
+        """Stops monitoring ``places`` (all when None); returns the names still monitored."""
+        return wire.place_names(self.request("stopMonitoring", **wire.monitoring_args(places)), "stopMonitoring")
 
     # -- places and countries (DESIGN §9) ----------------------------------
 

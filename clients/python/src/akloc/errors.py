@@ -6,6 +6,8 @@ from typing import Dict, Type
 __all__ = [
     "AklocError",
     "ConnectionLost",
+    "LocalTimeout",
+    "EventOverflow",
     "ProtocolViolation",
     "RequestError",
     "BadJSON",
@@ -40,9 +42,26 @@ class AklocError(Exception):
 
 
 class ConnectionLost(AklocError):
-    """aklocd could not be reached, closed the connection, or did not answer in time."""
+    """aklocd could not be reached, or closed the connection."""
 
     code = "connection"
+
+
+class LocalTimeout(AklocError, TimeoutError):
+    """A wait of this client passed its bound: no reply, no hello, or no
+    event for an iterator within its ``timeout``. It is the built-in
+    ``TimeoutError`` too, so ``except TimeoutError`` catches it; the
+    connection stays usable. (``Timeout`` is the daemon's error reply.)"""
+
+    code = "localTimeout"
+
+
+class EventOverflow(AklocError):
+    """An iterator fell so far behind that its queue was full: it has
+    yielded every event it kept and ends here, because the ones after are
+    gone. The other iterators and requests of the client go on."""
+
+    code = "overflow"
 
 
 class ProtocolViolation(AklocError):

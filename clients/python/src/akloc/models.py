@@ -1,12 +1,12 @@
 """Values the daemon sends, as dataclasses (docs/protocol.md §6)."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from .errors import ProtocolViolation
 
-__all__ = ["Location", "Change", "Event", "parse_time"]
+__all__ = ["Location", "Change", "Event", "RegionEvent", "TrackPoint", "TrackPage", "parse_time"]
 
 
 def parse_time(text: str) -> datetime:
@@ -133,3 +133,61 @@ class Event:
     @property
     def error(self) -> Optional[str]:
         return _string(self.fields, "error")
+
+
+@dataclass(frozen=True)
+class RegionEvent:
+    """``didEnterRegion`` or ``didExitRegion`` of a monitored place
+    (docs/places.md, "Regions"): the place as saved and the fix that
+    decided it."""
+
+    entered: bool
+    place: Dict[str, Any]
+    location: Optional[Location]
+
+    @property
+    def name(self) -> str:
+        """The place's name."""
+        return str(self.place.get("name", ""))
+
+    @classmethod
+    def from_event(cls, event: Event) -> "RegionEvent":
+        place = event.fields.get("place")
+        if event.name not in ("didEnterRegion", "didExitRegion") or not isinstance(place, dict):
+            raise ProtocolViolation(f"not a region event: {event.fields!r}")
+        return cls(event.name == "didEnterRegion", place, event.location)
+
+
+@dataclass(frozen=True)
+class TrackPoint(Location):
+    """A recorded point (docs/track.md): a location and its ``segment``,
+    which changes after a gap, a pause, a source loss or a restart."""
+
+    segment: int = 0
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "TrackPoint":
+        location = Location.from_json(obj)
+        segment = obj.get("segment")
+        if isinstance(segment, bool) or not isinstance(segment, int):
+            raise ProtocolViolation(f"a track point needs a whole-number \"segment\": {obj!r}")
+        members = {member.name: getattr(location, member.name) for member in fields(Location)}
+        return cls(**members, segment=segment)
+
+
+@dataclass(frozen=True)
+class TrackPage:
+    """One page of the track, oldest first; ``next`` is the cursor of the
+    page after it (pass it as ``after``), None on the last."""
+
+    points: List[TrackPoint]
+    next: Optional[str]
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "TrackPage":
+        if not isinstance(obj, dict) or not isinstance(obj.get("points"), list):
+            raise ProtocolViolation(f"track was answered without a \"points\" list: {obj!r}"[:200])
+        cursor = obj.get("next")
+        if cursor is not None and not isinstance(cursor, str):
+            raise ProtocolViolation(f"track's \"next\" must be a string or null, not {type(cursor).__name__}")
+        return cls([TrackPoint.from_json(point) for point in obj["points"]], cursor)
