@@ -257,6 +257,10 @@ with akloc.Client(timeout=10) as client:
             if "delete_place" in example:
                 self.assertIn("['Dock', 'Here']", run.stdout, example)
                 self.assertIn("notFound", run.stdout, example)
+            if "monitor(" in example:
+                self.assertRegex(run.stdout, r"entered Mooring 44\.4\d+\nsegment \d+ 44\.4\d+ 20\d\d-", example)
+            if "asyncio.gather" in example:
+                self.assertRegex(run.stdout, r"^44\.4\d+ 44\.4\d+ running\n$", example)
             if "reverse_geocode" in example:
                 # The boat's place, the search, all 25 NANP countries, the German name, the error's code.
                 for line in ("America/New_York", "Enkhuizen", "25 countries share +1", "Deutschland +49", "badRequest"):
