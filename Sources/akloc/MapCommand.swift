@@ -11,7 +11,7 @@ struct MapCommand: Command {
     static let name = "map"
     static let abstract = "Serve a live map page (or write a snapshot) of the position, track and places"
     static let usage =
-        "map [--listen ADDR:PORT] [--output FILE.html] [--open] [--since 24h|DATE] [--tiles URL-TEMPLATE] "
+        "map [--listen ADDR:PORT] [--output FILE.html] [--open] [--since WHEN] [--tiles URL-TEMPLATE] "
         + "[--marker-image PATH] [--place-image NAME=PATH]… [--theme light|dark|auto] [--callout-template FILE] "
         + "[--data-dir DIR] [--leaflet-dir DIR] [--request-timeout S]"
     static let details = """
@@ -26,7 +26,8 @@ struct MapCommand: Command {
                                  the page shows your position, so akloc warns
           --output FILE.html     write a self-contained snapshot (opens from file://) and exit
           --open                 open the page in the user's browser (xdg-open)
-          --since 24h|DATE       the track's start: N s/m/h/d ago, an ISO 8601 date or epoch seconds
+          --since WHEN           the track's start (default 24h): a duration back from now (90m, 2h,
+                                 3d, 45s, 1w), an ISO 8601 date or time, or epoch seconds
           --tiles URL-TEMPLATE   add a tile layer, e.g. http://tiles.local/{z}/{x}/{y}.png
           --marker-image PATH    the position's image (PNG or SVG; default an arrow turned to the course)
           --place-image NAME=PATH  the image of saved place NAME (PNG or SVG; repeatable; default a pin)
@@ -97,8 +98,7 @@ struct MapCommand: Command {
         listenNamed = scanner.value("--listen") != nil
         output = scanner.value("--output")
         open = scanner.flag("--open")
-        since = try TrackCommand.wireTime(
-            Self.parseSince(scanner.value("--since") ?? "24h", now: Self.wallClock()), field: "since")
+        since = try TimeOption.parse(scanner.value("--since") ?? "24h", option: "--since", now: TimeOption.now())
         tiles = scanner.value("--tiles")
         markerImage = scanner.value("--marker-image")
         theme = scanner.value("--theme") ?? "auto"
@@ -123,23 +123,6 @@ struct MapCommand: Command {
             throw .usage("--output writes a file: --open and --listen do not apply")
         }
         if !listen.isLoopback, !listenNamed { throw .usage("a non-loopback address must be named with --listen") }
-    }
-
-    static func wallClock() -> Double { Double(PosixClock.realtime.nanoseconds()) / 1e9 }
-
-    /// `24h`, `90m`, `30s`, `7d` → epoch seconds that long before `now`; a
-    /// number is epoch seconds; anything else is passed on as an ISO 8601 date.
-    static func parseSince(_ text: String, now: Double) throws(CLIError) -> JSONValue {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        if let unit = text.last.flatMap({ units[$0] }), let count = Double(text.dropLast()), count >= 0, count.isFinite
-        {
-            return .double((now - count * unit).rounded(.down))
-        }
-        if let seconds = Double(text), seconds.isFinite { return .double(seconds) }
-        guard text.count >= 10, text.first?.isNumber == true else {
-            throw .usage("--since needs 24h, 90m, 7d, an ISO 8601 date or epoch seconds, not '\(text)'")
-        }
-        return .string(text)
     }
 
     /// `scheme://host[:port]` of an http(s) URL, for the page's image sources.
@@ -204,7 +187,7 @@ struct MapCommand: Command {
         let data = MapData(socketPath: context.socketPath, since: since, placeImages: page.placeImageURLs(inline: true))
         var snapshot: [String: JSONValue] = [
             "countries": countries(), "track": data.track(), "places": data.places(),
-            "createdAt": .double(Self.wallClock()),
+            "createdAt": .double(TimeOption.now()),
         ]
         if let connection = try? DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout),
             let location = try? connection.call(.engine(.get(AklocCore.KeyPath(.myLocation)))),

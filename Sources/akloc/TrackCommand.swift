@@ -19,7 +19,7 @@ struct TrackCommand: Command {
                           (root or the admin group only)
 
         Options:
-          --since WHEN    start: a duration back from now (90m, 2h, 3d, 45s, 1w) or an ISO 8601
+          --since WHEN    start: a duration back from now (90m, 2h, 3d, 45s, 1w), an ISO 8601
                           date or time (2026-12-01, 2026-12-01T08:00Z, 2026-12-01T09:00+01:00)
                           or epoch seconds (default: 24 hours before --until)
           --until WHEN    end, in the same forms (default: now)
@@ -65,10 +65,10 @@ struct TrackCommand: Command {
         default: throw .usage("track takes no arguments but 'stats' or 'clear'")
         }
         named = (Self.exportOptions + Self.clearOptions).filter { scanner.value($0) != nil }
-        let now = Self.now()
-        since = try Self.time(scanner, "--since", now: now)
-        until = try Self.time(scanner, "--until", now: now)
-        before = try Self.time(scanner, "--before", now: now)
+        let now = TimeOption.now()
+        since = try TimeOption.value(scanner, "--since", now: now)
+        until = try TimeOption.value(scanner, "--until", now: now)
+        before = try TimeOption.value(scanner, "--before", now: now)
         if let text = scanner.value("--format") {
             guard let chosen = Format(rawValue: text) else {
                 throw .usage("--format must be gpx, geojson, csv or ndjson, not '\(text)'")
@@ -92,46 +92,6 @@ struct TrackCommand: Command {
         if action == .stats, output != nil || format != .gpx {
             throw .usage("track stats prints a table: no --format or -o")
         }
-    }
-
-    /// The option's time for the request: the CLI's own forms (`when`) read
-    /// by the protocol's rule for a time member, so a date that does not
-    /// exist is refused here as the daemon would refuse it.
-    private static func time(_ scanner: ArgumentScanner, _ option: String, now: Double) throws(CLIError) -> FixTime? {
-        guard let text = scanner.value(option) else { return nil }
-        return try wireTime(when(text, now: now, option), field: String(option.dropFirst(2)))
-    }
-
-    /// `value` (a `when` result) as a time, refused with the daemon's own
-    /// `badRequest` words when it is not one.
-    static func wireTime(_ value: JSONValue, field: String) throws(CLIError) -> FixTime? {
-        do {
-            return try TrackTime.decode(value, field: field)
-        } catch {
-            throw .reply(error)
-        }
-    }
-
-    /// A duration back from `now` (epoch seconds), or a time passed on for
-    /// the daemon to parse (it names the option's field when it cannot).
-    static func when(_ text: String, now: Double, _ option: String) throws(CLIError) -> JSONValue {
-        if let seconds = Double(text), seconds.isFinite { return .double(seconds) }
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
-        if let unit = text.last, let scale = units[unit], let amount = Double(text.dropLast()), amount.isFinite,
-            amount >= 0
-        {
-            return .double(max(0, now - amount * scale))
-        }
-        guard text.count >= 10, text.first?.isNumber == true else {
-            throw .usage("\(option) needs a duration such as 90m, 2h or 3d, or a date or time, not '\(text)'")
-        }
-        return .string(text)
-    }
-
-    static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
@@ -180,14 +140,14 @@ struct TrackCommand: Command {
 /// `N points, X MB` on stderr while an export runs longer than a second,
 /// only when stderr is a terminal (a pipe or log gets nothing).
 struct TrackProgress {
-    private let started = TrackCommand.now()
+    private let started = TrackProgress.now()
     private let enabled = isatty(2) == 1
     private var points = 0
     private var shown = false
 
     mutating func advance(by count: Int, bytes: Int) {
         points += count
-        guard enabled, TrackCommand.now() - started > 1 else { return }
+        guard enabled, Self.now() - started > 1 else { return }
         shown = true
         let line = Array("\r\u{1B}[K\(points) points, \(Formatting.fixed(Double(bytes) / 1e6, 1)) MB…".utf8)
         try? Syscall.writeAll(2, line)
@@ -195,7 +155,10 @@ struct TrackProgress {
 
     func finish() {
         if shown {
-            Output.error("\r\u{1B}[K\(points) points in \(Formatting.fixed(TrackCommand.now() - started, 1)) s")
+            Output.error("\r\u{1B}[K\(points) points in \(Formatting.fixed(Self.now() - started, 1)) s")
         }
     }
+
+    /// Seconds on the monotonic clock.
+    private static func now() -> Double { Double(PosixClock.monotonic.nanoseconds()) / 1e9 }
 }

@@ -3,7 +3,7 @@ import Testing
 @testable import akloc
 
 /// The map server's pure parts: the request head parser with its limits,
-/// the Host rule, `--since`, `--listen` and base64. The whole server is
+/// the Host rule, `--listen` and base64. The whole server is
 /// tested in Chromium (Tests/Browser/test_map.py).
 struct MapServerPartsTests {
     static func parse(_ text: String) -> HTTPRequestHead.Parse { HTTPRequestHead.parse(Array(text.utf8)) }
@@ -88,14 +88,7 @@ struct MapServerPartsTests {
         }
     }
 
-    @Test func sinceAndListen() throws {
-        #expect(try MapCommand.parseSince("24h", now: 100_000) == .double(13_600))
-        #expect(try MapCommand.parseSince("90m", now: 10_000) == .double(4_600))
-        #expect(try MapCommand.parseSince("1700000000", now: 0) == .double(1_700_000_000))
-        #expect(try MapCommand.parseSince("2026-12-01T10:00:00Z", now: 0) == .string("2026-12-01T10:00:00Z"))
-        for bad in ["", "h", "-2h", "yesterday", "2x"] {
-            #expect(throws: CLIError.self, "\(bad)") { try MapCommand.parseSince(bad, now: 0) }
-        }
+    @Test func tileOrigins() throws {
         #expect(MapCommand.origin(of: "https://tiles.lan:8080/{z}/{x}/{y}.png") == "https://tiles.lan:8080")
         #expect(MapCommand.origin(of: "file:///tiles/{z}") == nil)
     }
