@@ -308,17 +308,9 @@ public enum ConfigParser {
             return value
         }
 
-        /// A host name, IPv4 or IPv6 address, as gpsd's own `-G`/clients accept.
+        /// A host name, IPv4 or IPv6 address: `HostPort`'s rule for a host.
         func host() throws(ConfigError) -> String {
-            let allowed = value.utf8.allSatisfy {
-                ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z"))
-                    || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
-                    || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: ".")
-                    || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "_")
-            }
-            guard !value.isEmpty, value.utf8.count <= 253, allowed else {
-                throw bad("a host name or IP address")
-            }
+            guard HostPort.isValidHost(value) else { throw bad("a host name or IP address") }
             return value
         }
 

@@ -1,3 +1,4 @@
+import AklocCore
 import Glibc
 
 /// A listening TCP socket (IPv4 or IPv6) and the non-blocking `accept` of
@@ -15,26 +16,17 @@ public enum TCPListener {
             self.port = port
         }
 
-        /// `127.0.0.1:8947`, `[::1]:8947` or `:8947` (loopback); nil for anything else.
+        /// `127.0.0.1:8947`, `[::1]:8947` or `:8947` (loopback): `HostPort`'s
+        /// grammar with a port (0 picks a free one) and a numeric host, as
+        /// only an address can be bound; nil for anything else.
         public init?(parsing text: String) {
-            var host: Substring
-            var port: Substring
-            if text.hasPrefix("[") {
-                guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
-                    return nil
-                }
-                host = text[text.index(after: text.startIndex)..<close]
-                port = text[text.index(close, offsetBy: 2)...]
-            } else {
-                guard let colon = text.lastIndex(of: ":") else { return nil }
-                host = text[..<colon]
-                port = text[text.index(after: colon)...]
-                if host.contains(":") { return nil }  // a bare IPv6 address needs brackets
+            guard let parsed = try? HostPort(parsing: text, allowsPortZero: true), let port = parsed.port else {
+                return nil
             }
-            if host.isEmpty { host = "127.0.0.1" }
-            guard let number = UInt16(port), Self.isNumeric(String(host)) else { return nil }
-            self.host = String(host)
-            self.port = number
+            let host = parsed.host.isEmpty ? "127.0.0.1" : parsed.host
+            guard Self.isNumeric(host) else { return nil }
+            self.host = host
+            self.port = port
         }
 
         public var isIPv6: Bool { host.contains(":") }
@@ -42,7 +34,7 @@ public enum TCPListener {
         /// Whether only this machine can reach it (127.0.0.0/8 or ::1).
         public var isLoopback: Bool { isIPv6 ? host == "::1" : host.hasPrefix("127.") }
 
-        public var description: String { isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
+        public var description: String { HostPort(host: host, port: port).description }
 
         private static func isNumeric(_ host: String) -> Bool {
             var storage = in6_addr()

@@ -1,3 +1,4 @@
+import AklocCore
 import AklocGPSD
 import Testing
 
@@ -21,10 +22,13 @@ import Testing
 
     @Test(
         arguments: [
-            ("", GPSDEndpoint.ParseError.Code.empty),
+            ("", HostPortErrorCode.empty),
             ("   ", .empty),
-            (":2947", .emptyHost),
-            ("[]:2947", .emptyHost),
+            (":2947", .badHost),
+            ("[]:2947", .badHost),
+            ("gps host:2947", .badHost),
+            ("gps/host", .badHost),
+            (String(repeating: "a", count: 254), .badHost),
             ("[::1:2947", .unclosedBracket),
             ("[::1]2947", .unexpectedText),
             ("host:", .badPort),
@@ -34,12 +38,12 @@ import Testing
             ("host:-1", .badPort),
             ("host:+80", .badPort),
             ("[::1]:99999", .badPort),
-        ] as [(String, GPSDEndpoint.ParseError.Code)])
-    func rejects(text: String, code: GPSDEndpoint.ParseError.Code) {
+        ] as [(String, HostPortErrorCode)])
+    func rejects(text: String, code: HostPortErrorCode) {
         #expect {
             try GPSDEndpoint(parsing: text)
         } throws: { error in
-            (error as? GPSDEndpoint.ParseError)?.code == code
+            (error as? HostPortError)?.code == code
         }
     }
 
