@@ -1,5 +1,5 @@
-// ISO 8601 for FixTime without Foundation, so the core stays pure. Uses the
-// proleptic Gregorian day-count algorithms of H. Hinnant's `chrono` papers.
+// ISO 8601 for FixTime without Foundation, so the core stays pure, on the
+// calendar of FixTime+Calendar.swift.
 
 extension FixTime: Codable {
     public init(from decoder: any Decoder) throws {
@@ -22,9 +22,8 @@ extension FixTime: CustomStringConvertible {
 
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, milliseconds as gpsd prints them.
     public var iso8601: String {
-        let days = floorDiv(secondsSince1970, 86_400)
-        let secondOfDay = secondsSince1970 - days * 86_400
-        let (year, month, day) = FixTime.civil(fromDays: days)
+        let (year, month, day) = FixTime.civil(fromDays: self.day)
+        let secondOfDay = self.secondOfDay
         let millis = Int(nanoseconds / 1_000_000)
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T"
             + "\(pad(Int(secondOfDay / 3600), 2)):\(pad(Int(secondOfDay % 3600 / 60), 2)):"
@@ -68,35 +67,6 @@ extension FixTime: CustomStringConvertible {
             secondsSince1970: days * 86_400 + Int64(hour * 3600 + minute * 60 + second),
             nanoseconds: Int32(nanos))
     }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-    public static func days(fromCivil year: Int, _ month: Int, _ day: Int) -> Int64 {
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = floorDiv(y, 400)
-        let yearOfEra = y - era * 400
-        let m = Int64(month)
-        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The inverse: (year, month, day) of a day count since 1970-01-01.
-    public static func civil(fromDays days: Int64) -> (Int, Int, Int) {
-        let z = days + 719_468
-        let era = floorDiv(z, 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (Int(year), Int(month), Int(day))
-    }
-}
-
-private func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
-    a >= 0 ? a / b : -((-a + b - 1) / b)
 }
 
 private func pad(_ value: Int, _ width: Int) -> String {

@@ -7,9 +7,7 @@ extension ConfigParser.State {
         case "enable":
             configuration.geoclue.enabled = try field.boolean()
         case "nmea-socket":
-            // sun_path holds 108 bytes including the terminating NUL.
-            configuration.geoclue.nmeaSocket = try field.absolutePath(
-                expected: "an absolute socket path of at most 107 bytes", maximumBytes: 107)
+            configuration.geoclue.nmeaSocket = try field.socketPath()
         case "nmea-socket-mode":
             configuration.geoclue.nmeaSocketMode = try field.octalMode()
         default:

@@ -157,9 +157,7 @@ public enum ConfigParser {
                 }
                 configuration.authorization.rules[subject] = try field.rule()
             case ("socket", "path"):
-                // sun_path holds 108 bytes including the terminating NUL.
-                configuration.socket.path = try field.absolutePath(
-                    expected: "an absolute socket path of at most 107 bytes", maximumBytes: 107)
+                configuration.socket.path = try field.socketPath()
             case ("socket", "mode"):
                 configuration.socket.mode = try field.octalMode()
             case ("socket", "client-hard-limit"):
@@ -306,6 +304,12 @@ public enum ConfigParser {
                 quoted || !value.contains(where: { $0 == " " || $0 == "\t" })
             else { throw bad(expected) }
             return value
+        }
+
+        /// A Unix socket's path: absolute, and short enough for `sun_path`.
+        func socketPath() throws(ConfigError) -> String {
+            let limit = UnixSocketAddress.maxPathLength
+            return try absolutePath(expected: "an absolute socket path of at most \(limit) bytes", maximumBytes: limit)
         }
 
         /// A host name, IPv4 or IPv6 address: `HostPort`'s rule for a host.

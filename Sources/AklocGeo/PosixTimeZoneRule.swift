@@ -57,7 +57,9 @@ public struct PosixTimeZoneRule: Hashable, Sendable {
     public func localTime(at unixSeconds: Int64) -> TimeZoneRules.LocalTime {
         guard let daylight, let start, let end else { return standard }
         let seconds = Int(unixSeconds)
-        let year = FixTime.civil(fromDays: Int64(Self.floorDivide(seconds + standard.secondsFromGMT, 86_400))).0
+        let year = FixTime.civil(
+            fromDays: FixTime.day(ofSecondsSince1970: unixSeconds + Int64(standard.secondsFromGMT)).day
+        ).0
         // Around New Year the instant can fall in the neighbouring year's rule.
         for candidate in [year - 1, year, year + 1] {
             let begins = Self.instant(of: start, year: candidate) - standard.secondsFromGMT
@@ -76,7 +78,7 @@ public struct PosixTimeZoneRule: Hashable, Sendable {
     /// Seconds from 1970-01-01T00:00 (local) to the transition in `year`.
     static func instant(of transition: Transition, year: Int) -> Int {
         let january1 = days(year: year, month: 1, day: 1)
-        let leap = isLeap(year)
+        let leap = FixTime.isLeapYear(year)
         let day: Int
         switch transition.day {
         case .julian(let n):
@@ -87,24 +89,12 @@ public struct PosixTimeZoneRule: Hashable, Sendable {
             let first = days(year: year, month: month, day: 1)
             let firstWeekday = (first % 7 + 7 + 4) % 7  // 1970-01-01 was a Thursday
             var dayOfMonth = 1 + (weekday - firstWeekday + 7) % 7 + (week - 1) * 7
-            let length = monthLength(year: year, month: month)
+            let length = FixTime.daysInMonth(month, year: year)
             while dayOfMonth > length { dayOfMonth -= 7 }
             day = first + dayOfMonth - 1
         }
         return day * 86_400 + transition.time
     }
-
-    static func isLeap(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
-
-    static func monthLength(year: Int, month: Int) -> Int {
-        switch month {
-        case 2: return isLeap(year) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    static func floorDivide(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : -((-a + b - 1) / b) }
 
     /// Days since 1970-01-01 of a date (AklocCore's calendar arithmetic).
     static func days(year: Int, month: Int, day: Int) -> Int {

@@ -77,7 +77,7 @@ public enum NMEASentences {
 
     /// `hhmmss.ss` UTC.
     private static func clock(_ time: FixTime) -> String {
-        let secondOfDay = ((time.secondsSince1970 % 86_400) + 86_400) % 86_400
+        let secondOfDay = time.secondOfDay
         let hundredths = Int64(time.nanoseconds) / 10_000_000
         return pad(secondOfDay / 3600, 2) + pad(secondOfDay / 60 % 60, 2) + pad(secondOfDay % 60, 2) + "."
             + pad(hundredths, 2)
@@ -85,9 +85,7 @@ public enum NMEASentences {
 
     /// `ddmmyy` UTC.
     private static func date(_ time: FixTime) -> String {
-        let seconds = time.secondsSince1970
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let (year, month, day) = FixTime.civil(fromDays: days)
+        let (year, month, day) = FixTime.civil(fromDays: time.day)
         return pad(Int64(day), 2) + pad(Int64(month), 2) + pad(Int64(year % 100), 2)
     }
 

@@ -5,26 +5,16 @@ extension JSONWriter {
     /// `"YYYY-MM-DDTHH:MM:SS.mmmZ"`: the same text as `FixTime.iso8601`,
     /// written digit by digit (no intermediate strings: this is on the hot path).
     public mutating func time(_ time: FixTime) {
-        let seconds = time.secondsSince1970
-        let days = seconds >= 0 ? seconds / 86_400 : -((-seconds + 86_399) / 86_400)
-        let secondOfDay = Int(seconds - days * 86_400)
-        // H. Hinnant's civil_from_days.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = Int(dayOfYear - (153 * mp + 2) / 5 + 1)
-        let month = Int(mp < 10 ? mp + 3 : mp - 9)
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (days, second) = FixTime.day(ofSecondsSince1970: time.secondsSince1970)
+        let secondOfDay = Int(second)
+        let (year, month, day) = FixTime.civil(fromDays: days)
         guard (0...9999).contains(year) else {
             string(time.iso8601)
             return
         }
         let millis = Int(time.nanoseconds / 1_000_000)
         bytes.append(UInt8(ascii: "\""))
-        digits(Int(year), 4)
+        digits(year, 4)
         bytes.append(UInt8(ascii: "-"))
         digits(month, 2)
         bytes.append(UInt8(ascii: "-"))

@@ -29,7 +29,7 @@ public enum TrackTime {
             return true
         }
         guard let year = digits(4), expect(45), let month = digits(2), expect(45), let day = digits(2),
-            (1...12).contains(month), (1...daysIn(month, year)).contains(day)
+            (1...12).contains(month), (1...FixTime.daysInMonth(month, year: year)).contains(day)
         else { return nil }
         var seconds = FixTime.days(fromCivil: year, month, day) * 86_400
         var nanos = 0
@@ -84,13 +84,5 @@ public enum TrackTime {
         var fraction = String(time.nanoseconds)
         fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
         writer.string(String(time.iso8601.dropLast(4)) + fraction + "Z")
-    }
-
-    private static func daysIn(_ month: Int, _ year: Int) -> Int {
-        switch month {
-        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
     }
 }

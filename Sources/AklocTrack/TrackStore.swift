@@ -48,11 +48,6 @@ public final class TrackStore {
 
     public var totalBytes: Int { days.values.reduce(0, +) }
 
-    public static func day(of time: FixTime) -> Int64 {
-        let seconds = time.secondsSince1970
-        return seconds >= 0 ? seconds / 86_400 : -((-seconds + 86_399) / 86_400)
-    }
-
     public static func fileName(day: Int64) -> String {
         let (year, month, day) = FixTime.civil(fromDays: day)
         func pad(_ value: Int, _ width: Int) -> String {
@@ -119,7 +114,7 @@ public final class TrackStore {
     /// alone has reached `max-size`.
     @discardableResult
     public func append(_ point: TrackPoint, now: FixTime) throws(Errno) -> Bool {
-        let day = Self.day(of: point.location.receivedAt ?? now)
+        let day = (point.location.receivedAt ?? now).day
         if journalDay != day || journal == nil {
             try closeJournal()
             let opened = Journal(path: path(day: day))
@@ -173,7 +168,7 @@ public final class TrackStore {
     /// the oldest while the files together are over `max-size`. The day
     /// being written is never deleted. Each deletion is logged.
     public func enforceLimits(now: FixTime) {
-        let today = Self.day(of: now)
+        let today = now.day
         // A day is kept while any of its points can be younger than the retention.
         let oldestKept = today - Int64(limits.retentionDays)
         for day in days.keys.sorted() where day < oldestKept && day != journalDay {
@@ -204,7 +199,7 @@ public final class TrackStore {
         for day in days.keys.sorted() {
             let path = path(day: day)
             if let before, (day + 1) * 86_400 > before.secondsSince1970 {
-                guard day <= Self.day(of: before) else { break }
+                guard day <= before.day else { break }
                 var kept: [[UInt8]] = [TrackRecord.header(id: UInt64.random(in: 1...UInt64.max))]
                 var dropped = 0
                 try Journal.scan(path) { record, _ in
@@ -261,8 +256,8 @@ public final class TrackStore {
                         + "rewritten or deleted since); start again without \"after\"")
             }
         }
-        let firstDay = max(Self.day(of: since), cursor?.day ?? .min)
-        let lastDay = Self.day(of: until)
+        let firstDay = max(since.day, cursor?.day ?? .min)
+        let lastDay = until.day
         for day in days.keys.sorted() where day >= firstDay && day <= lastDay {
             let path = path(day: day)
             let from = cursor?.day == day ? cursor!.offset : 0

@@ -85,7 +85,7 @@ import Testing
         }
         try FileSystem.createDirectory(scratch.directory, mode: 0o700)
         for length in stride(from: 0, through: bytes.count, by: 37) {
-            scratch.write(TrackStore.fileName(day: TrackStore.day(of: dayOne)), Array(bytes[0..<length]))
+            scratch.write(TrackStore.fileName(day: dayOne.day), Array(bytes[0..<length]))
             let store = scratch.store()
             _ = try store.open(now: dayOne)
             let complete = ends.lastIndex { $0 <= length }!
@@ -118,7 +118,7 @@ import Testing
                 }
                 file += line
             }
-            scratch.write(TrackStore.fileName(day: TrackStore.day(of: dayOne)), file)
+            scratch.write(TrackStore.fileName(day: dayOne.day), file)
             let store = scratch.store()
             _ = try store.open(now: dayOne)
             let expected = points.enumerated().filter { !damaged.contains($0.offset) }.map(\.element)
@@ -141,7 +141,7 @@ import Testing
             try store.append(point(Int64(day) * 86_400 + 3_600, index: day), now: now)
         }
         // Day 5 is today: days 2, 3, 4 and 5 may still hold points younger than 3 days.
-        #expect(store.days.keys.sorted() == (2...5).map { TrackStore.day(of: dayOne) + Int64($0) })
+        #expect(store.days.keys.sorted() == (2...5).map { dayOne.day + Int64($0) })
         #expect(scratch.logs.filter { $0.1.contains("older than retention-days 3") }.count == 2)
         store.close()
         // A restart a week later applies the limit before anything is recorded.
