@@ -38,23 +38,26 @@ let package = Package(
         .target(name: "AklocProtocol", dependencies: ["AklocCore", "AklocGeo", "AklocJSON"]),
         .target(name: "AklocGPSD", dependencies: ["AklocCore", "AklocJSON", "AklocPosix", "CGPS"]),
         .target(name: "AklocSystemd", dependencies: ["AklocCore", "AklocPosix", "CSystemd"]),
+        // What a feature sees of the daemon (DESIGN §1): the host, sinks, the Feature protocol.
+        .target(name: "AklocFeature", dependencies: ["AklocCore", "AklocPosix", "AklocProtocol"]),
         // The MQTT forwarder (docs/mqtt.md); the only module that touches CMosquitto.
         .target(
             name: "AklocMQTT",
             dependencies: [
-                "AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocSystemd", "CMosquitto",
+                "AklocCore", "AklocFeature", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol", "CMosquitto",
             ]
         ),
         // The track recorder and its journal of days (docs/track.md).
-        .target(name: "AklocTrack", dependencies: ["AklocCore", "AklocPosix", "AklocProtocol"]),
+        .target(name: "AklocTrack", dependencies: ["AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol"]),
         // The GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md), on AklocSystemd's sd-bus.
-        .target(name: "AklocGeoClue", dependencies: ["AklocCore", "AklocPosix", "AklocSystemd"]),
+        .target(
+            name: "AklocGeoClue",
+            dependencies: ["AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol", "AklocSystemd"]),
         .target(
             name: "AklocDaemon",
             dependencies: [
-                "AklocCore", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT", "AklocGeo",
-                "AklocTrack",
-                "AklocGeoClue",
+                "AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT",
+                "AklocGeo", "AklocTrack", "AklocGeoClue",
             ]
         ),
         // The Swift runtime linked in statically, as the Debian package ships it:

@@ -38,6 +38,21 @@ extension Daemon {
         return users.identity(uid: uid, gid: gid)
     }
 
+    /// What akloc's rules give a uid that cannot ask (a feature's user peer,
+    /// such as a D-Bus client): a uid without a rule or a stored answer gets
+    /// what `[authorization] default` would grant it, without storing it
+    /// (GeoClue would ask its agent here).
+    func grantedStatus(uid: UInt32, gid: UInt32) -> AuthorizationStatus {
+        let status = authorizer.status(
+            for: identity(uid: uid, gid: gid), decisions: engine.persistentState.authorizationDecisions)
+        guard status == .notDetermined else { return status }
+        switch authorizer.defaultGrant {
+        case .always: return .authorizedAlways
+        case .whenInUse: return .authorizedWhenInUse
+        case nil: return .denied
+        }
+    }
+
     /// A new client: its `hello` (with its authorization), then the engine.
     func admitted(_ id: SubscriberID) {
         guard let client = server.clients[id] else { return }
@@ -64,6 +79,7 @@ extension Daemon {
     /// The client went away (or had to): forget its requests, tell the engine.
     private func clientGone(_ id: SubscriberID, _ credentials: UnixStreamSocket.Credentials) {
         pendingRequests = pendingRequests.filter { $0.value.client != id }
+        features.clientGone(id)
         sessions.clientLeft(uid: credentials.uid)
         run(.disconnect(id))
     }

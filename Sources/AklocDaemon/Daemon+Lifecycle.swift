@@ -1,4 +1,5 @@
 import AklocCore
+import AklocGeo
 import AklocPosix
 import AklocSystemd
 import Dispatch
@@ -15,6 +16,7 @@ extension Daemon {
             server.listening = .activated(activatedFD)
             activatedSocket = true
         }
+        features.daemon = self
         engineTimer = clock.makeTimer { [weak self] in self?.assumeIsolated { $0.run(.tick) } }
 
         // Not SIG_IGN first: on Linux libdispatch installs its own handler
@@ -45,15 +47,13 @@ extension Daemon {
         }
         // Started in this order, stopped in reverse: clients need the
         // session monitor, fixes need clients to go to.
-        components = ComponentGroup([sessions, geo, server])
+        components = ComponentGroup([sessions, geo, server]) { [logger] error in logger.log(.error, "\(error)", [:]) }
         try components.start()
         attachGeo()
         try components.append(places)
+        features.post(SharedPlaces(places.places.shared))
         try startSource()
-        try startForwarder()
-        startForwarderPlaces()
-        startRecorder()
-        try startDesktop()
+        for feature in features.plug(environment.features, configuration) { try components.append(feature) }
         switch server.listening {
         case .activated: log(.notice, "serving the socket systemd passed")
         case .path(let path, _): log(.notice, "serving \(path)")
@@ -91,11 +91,6 @@ extension Daemon {
         persistState()
         components.stop()
         source = nil
-        forwarder = nil
-        recorder = nil
-        trackSyncTimer?.cancel()
-        geoClue = nil
-        nmeaFeed = nil
         engineTimer?.cancel()
         serviceStatusTimer?.cancel()
         locationSaveTimer?.cancel()

@@ -87,7 +87,7 @@ extension Daemon {
         for (id, watch) in places.watches.sorted(by: { $0.key < $1.key }) {
             run(.regionsChanged(id, watch.monitor.inside))
         }
-        if shared { publishWaypoints() }
+        if shared { features.post(SharedPlaces(places.places.shared)) }
         return .success(())
     }
 
@@ -165,7 +165,6 @@ extension Daemon {
             if watch.monitor.inside != before { changedRegions.append((id, watch.monitor.inside)) }
         }
         for (id, names) in changedRegions { run(.regionsChanged(id, names)) }
-        feedForwarderRegions(location: location, fix: fix, now: now)
     }
 }
 

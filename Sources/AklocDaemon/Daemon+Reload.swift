@@ -78,13 +78,7 @@ extension Daemon {
         if !activatedSocket, new.socket.path != previous.socket.path || new.socket.mode != previous.socket.mode {
             log(.notice, "[socket] path and mode apply at the next restart; still serving \(socketPath)")
         }
-        reauthorizeGeoClue(previous: previous)
-        if new.mqtt != previous.mqtt {
-            log(.notice, "[mqtt] applies at the next restart; the forwarder keeps its running settings")
-        }
-        if new.track != previous.track {
-            log(.notice, "[track] applies at the next restart; the recorder keeps its running settings")
-        }
+        features.apply(new, previous: previous, plugs: environment.features)
         if new.geo != previous.geo {
             log(.notice, "[geo] applies at the next restart; the geo data stays as loaded")
         }

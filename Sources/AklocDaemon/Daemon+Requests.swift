@@ -1,4 +1,5 @@
 import AklocCore
+import AklocFeature
 import AklocProtocol
 
 extension Daemon {
@@ -34,11 +35,17 @@ extension Daemon {
         case .authorize(let subject, let rule):
             guard client.isAdmin else { return refuse(request, client) }
             answer(request, client, replyTo(request, authorize(subject: subject, rule: rule)))
-        case .track(let query):
-            answer(request, client, answerTrack(query, id: request.id, from: client))
-        case .clearTrack(let before):
-            guard client.isAdmin else { return refuse(request, client) }
-            answer(request, client, clearTrack(before: before, id: request.id))
+        case .track, .clearTrack:
+            if request.operation.isAdmin, !client.isAdmin { return refuse(request, client) }
+            let asker = FeatureClient(
+                id: client.id, uid: client.credentials.uid, gid: client.credentials.gid, isAdmin: client.isAdmin,
+                replyBudget: configuration.socket.clientHardLimit / 2)
+            let reply =
+                features.answer(request.operation, id: request.id, from: asker)
+                ?? ServerEncoder.reply(
+                    id: request.id,
+                    error: ProtocolError(.unavailable, "\(request.operation.name) is served by no running feature"))
+            answer(request, client, reply)
         case .geo(let geoRequest):
             answer(request, client, geoReply(id: request.id, geoRequest, for: client.id))
         case .places(let placesRequest):

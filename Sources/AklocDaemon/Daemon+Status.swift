@@ -14,23 +14,23 @@ extension Daemon {
             fix = DaemonStatus.Fix(
                 location: location, ageSeconds: age(of: location, receivedAt: snapshot.lastFixAt, now: now))
         }
-        return DaemonStatus(
+        var status = DaemonStatus(
             state: snapshot.state, paused: snapshot.paused, uptimeSeconds: now.seconds(since: startedAt),
             source: DaemonStatus.Source(
                 name: source?.sourceName ?? configuration.gpsd.sourceName, connected: snapshot.source != nil),
             fix: fix,
-            // The forwarder, the track recorder and the NMEA feed are engine
-            // subscribers but not clients.
+            // Features' engine subscribers are not clients.
             clients: DaemonStatus.Clients(
                 connected: snapshot.clients - internalSubscribers,
                 updating: snapshot.updating - internalSubscribers, observing: snapshot.observing),
-            counters: reportedCounters(snapshot.counters), mqtt: forwarderStatus)
+            counters: reportedCounters(snapshot.counters))
+        features.report(into: &status)
+        return status
     }
 
-    /// The daemon's own engine subscribers, each updating from the moment it connects.
-    private var internalSubscribers: Int {
-        [forwarderID, recorderID, nmeaID].count { $0 != nil }
-    }
+    /// The features' engine subscribers (the host's table), each updating
+    /// from the moment it connects.
+    private var internalSubscribers: Int { features.daemonSubscriberCount }
 
     /// `status` counters, each from its one owner: fixes and deliveries from
     /// the engine, the rest from the shell.

@@ -1,10 +1,9 @@
 import AklocCore
+import AklocFeature
 import AklocGPSD
-import AklocMQTT
 import AklocPosix
 import AklocProtocol
 import AklocSystemd
-import AklocTrack
 import Dispatch
 
 /// The imperative shell (DESIGN §1): one actor whose executor is one serial
@@ -52,25 +51,17 @@ actor Daemon {
     let places: PlacesService
 
     var source: (any FixSource)?
-    /// The MQTT forwarder and the engine subscriber it is (Daemon+MQTT.swift).
-    var forwarder: (any LocationForwarder)?
-    var forwarderID: SubscriberID?
-    /// Sees each location just before the forwarder journals it (a test's
-    /// window on the order of writes; nil in the daemon).
-    var willForward: ((Location) -> Void)?
-    /// The track recorder and its engine subscriber (Daemon+Track.swift).
-    var recorder: TrackRecorder?
-    var recorderID: SubscriberID?
-    var trackSyncTimer: (any ShellTimer)?
-    /// `[geoclue]`: the GeoClue2 front and the NMEA feed (Daemon+GeoClue.swift).
-    var geoClue: GeoClueFront?
-    var nmeaFeed: NMEAFeed?
-    var nmeaID: SubscriberID?
+    /// The features and their engine subscribers (DESIGN §1): the daemon
+    /// routes to them by this table and never names one.
+    let features: FeatureRouter
     var activatedSocket = false
     var engineTimer: (any ShellTimer)?
     var watchdogTimer: DispatchSourceTimer?
     var signalSources: [DispatchSourceSignal] = []
     var stopping = false
+    /// Inputs that came while a step was carried out (`run`).
+    var inStep = false
+    var deferredInputs: [Engine.Input] = []
     var lastServiceStatus = ""
     var serviceStatusPending = false
     var serviceStatusTimer: (any ShellTimer)?
@@ -107,6 +98,9 @@ actor Daemon {
             directories: configuration.geo.dataDirectories(executable: ProcessEnvironment.executablePath()),
             zoneInfoDirectory: ProcessEnvironment.current()["TZDIR"] ?? "/usr/share/zoneinfo", log: log)
         places = PlacesService(store: stateStore.map { SavedPlaceStore(stateDirectory: $0.directory) }, log: log)
+        features = FeatureRouter(
+            queue: executor.queue, clock: clock, stateDirectory: stateStore?.directory ?? StateStore.defaultDirectory,
+            logger: logger)
     }
 
     /// `assumeIsolated` with the same check, done directly: the queue is
@@ -146,8 +140,22 @@ actor Daemon {
 
     // MARK: Engine
 
-    /// Feeds one input to the engine and carries out what it decided.
+    /// Feeds one input to the engine and carries out what it decided. An
+    /// input that arrives while a step is carried out (from a feature's sink,
+    /// a client that had to leave) runs once that step is done, so every
+    /// step is carried out whole and in order.
     func run(_ input: Engine.Input) {
+        if inStep {
+            deferredInputs.append(input)
+            return
+        }
+        inStep = true
+        step(input)
+        while !deferredInputs.isEmpty { step(deferredInputs.removeFirst()) }
+        inStep = false
+    }
+
+    private func step(_ input: Engine.Input) {
         // A request that changes durable state (pause, resume, an answer to
         // requestAuthorization) is acknowledged only once it is on disk; when
         // it cannot be saved (ENOSPC, EROFS) it did not happen: the engine
@@ -186,23 +194,29 @@ actor Daemon {
         // Matched, not compared: `==` copied the last output (a fix) to compare.
         if !persisted, case .persist? = outputs.last { persistState() }
         var departed: [(SubscriberID, ClientServer.Departure)] = []
-        // The forwarder's share is journaled (an fsync) only after every
-        // socket write of this step (DESIGN §8: a journal write never delays
+        // Sinks that write a journal (an fsync) hear the step only after
+        // every socket write of it (DESIGN §8: a journal write never delays
         // the socket deliveries of the same epoch).
-        var forwarded: [Engine.Event] = []
-        var tracked: [Engine.Event] = []
+        var afterSockets: [(Sink, Engine.Event)] = []
         for output in outputs {
             switch output {
             case .send(let ids, let event):
-                if let forwarderID, ids.contains(forwarderID) { forwarded.append(event) }
-                if let recorderID, ids.contains(recorderID) { tracked.append(event) }
-                if geoClue != nil || nmeaFeed != nil { routeDesktop(ids, event) }
-                // Encoded once, shared by every recipient's queue.
-                let bytes = ServerEncoder.event(event)
-                let stream = Daemon.stream(of: event)
+                // Encoded once, shared by every recipient's queue; not at all
+                // when only sinks hear it.
+                var encoded: (bytes: [UInt8], stream: OutboundQueue.StreamKey?)?
                 for id in ids {
-                    guard let client = server.clients[id] else { continue }
-                    if let departure = deliver(bytes, stream: stream, to: client) { departed.append((id, departure)) }
+                    if let client = server.clients[id] {
+                        if encoded == nil { encoded = (ServerEncoder.event(event), Daemon.stream(of: event)) }
+                        if let departure = deliver(encoded!.bytes, stream: encoded!.stream, to: client) {
+                            departed.append((id, departure))
+                        }
+                    } else if let sink = features.sink(of: id) {
+                        if sink.phase == .withSockets {
+                            sink.receive(event)
+                        } else {
+                            afterSockets.append((sink, event))
+                        }
+                    }
                 }
             case .reply(let subscriber, let token, let result):
                 guard let request = pendingRequests.removeValue(forKey: token),
@@ -219,8 +233,7 @@ actor Daemon {
                 break  // done above
             }
         }
-        for event in forwarded { forward(event) }
-        if !tracked.isEmpty { track(tracked) }
+        for (sink, event) in afterSockets { sink.receive(event) }
         for (id, departure) in departed { depart(id, departure) }
         updateServiceStatus()
     }

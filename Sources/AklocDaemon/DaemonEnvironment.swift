@@ -1,6 +1,5 @@
 import AklocCore
 import AklocGPSD
-import AklocMQTT
 import AklocPosix
 import Dispatch
 
@@ -17,8 +16,8 @@ struct DaemonEnvironment: Sendable {
     var listening: ClientServer.Listening?
     /// nil: a `GPSDSource` on the endpoint and device.
     var makeSource: (@Sendable (GPSDEndpoint, _ device: String?) -> any FixSource)?
-    /// nil: an `MQTTForwarder` with these settings and identity, on the daemon's queue.
-    var makeForwarder: (@Sendable (MQTTSettings, MQTTSettings.Identity, DispatchQueue) -> any LocationForwarder)?
+    /// The features, in start order (`FeaturePlug.all`); a test may plug its own.
+    var features: [FeaturePlug] = FeaturePlug.all
 }
 
 /// Where fixes come from: the gpsd source in the daemon.
@@ -33,29 +32,4 @@ protocol FixSource: Component {
 extension GPSDSource: FixSource {
     public var name: String { "gpsd source" }
     var sourceName: String { status.name }
-}
-
-/// Where the forwarder's share of fixes goes: the MQTT forwarder in the daemon.
-protocol LocationForwarder: Component {
-    /// One throttled delivery to the forwarder's engine subscriber.
-    func accept(_ location: Location)
-    var status: MQTTForwarder.Status { get }
-    /// The shared saved places as OwnTracks waypoints (Daemon+PlacesMQTT.swift).
-    func publishWaypoints(_ waypoints: [OwnTracksPayload.Waypoint])
-    /// A region entry or exit of the forwarder's monitor.
-    func publishTransition(
-        _ event: OwnTracksPayload.TransitionEvent, waypoint: OwnTracksPayload.Waypoint, location: Location)
-}
-
-extension LocationForwarder {
-    // Test forwarders that only count fixes need not know about places.
-    func publishWaypoints(_ waypoints: [OwnTracksPayload.Waypoint]) {}
-    func publishTransition(
-        _ event: OwnTracksPayload.TransitionEvent, waypoint: OwnTracksPayload.Waypoint, location: Location
-    ) {}
-}
-
-extension MQTTForwarder: LocationForwarder {
-    public var name: String { "MQTT forwarder" }
-    func accept(_ location: Location) { accept(location, trigger: .timer) }
 }

@@ -24,8 +24,6 @@ final class PlacesService: Component {
     private let log: (LogLevel, String, KeyValuePairs<String, String>) -> Void
     private(set) var places = SavedPlaces()
     var watches: [SubscriberID: Watch] = [:]
-    /// The MQTT forwarder's monitor over the shared places (nil without [mqtt]).
-    var forwarderWatch: Watch?
 
     init(store: SavedPlaceStore?, log: @escaping (LogLevel, String, KeyValuePairs<String, String>) -> Void) {
         self.store = store
@@ -52,22 +50,13 @@ final class PlacesService: Component {
         try store?.save(changed.owned(by: owner), of: owner)
         places = changed
         for id in watches.keys { resolve(&watches[id]!) }
-        if forwarderWatch != nil { resolve(&forwarderWatch!) }
     }
 
     /// Points a watch's monitor at what its names resolve to now; a place
     /// that stayed the same keeps its inside/outside state.
     func resolve(_ watch: inout Watch) {
-        let resolved: [SavedPlace]
-        if watch.uid == Self.forwarderUID {
-            resolved = places.shared
-        } else {
-            resolved = places.monitored(by: watch.uid, names: watch.names.map { $0.sorted() }).places
-        }
+        let resolved = places.monitored(by: watch.uid, names: watch.names.map { $0.sorted() }).places
         watch.placesByName = Dictionary(resolved.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         watch.monitor.setRegions(resolved.map(RegionMonitor.Region.init))
     }
-
-    /// Not a uid: marks the forwarder's watch, which sees the shared places only.
-    static let forwarderUID = UInt32.max
 }

@@ -88,3 +88,15 @@ public struct SavedPlaces: Hashable, Sendable {
         byOwner[owner] = places.isEmpty ? nil : places
     }
 }
+
+/// The shared saved places (the machine's, never a user's private ones), as
+/// the daemon posts them to its features whenever they change: the MQTT
+/// forwarder publishes them as OwnTracks waypoints and watches them for
+/// transitions.
+public struct SharedPlaces: Hashable, Sendable {
+    public var places: [SavedPlace]
+
+    public init(_ places: [SavedPlace]) {
+        self.places = places
+    }
+}

@@ -1,6 +1,5 @@
 import AklocCore
 import AklocPosix
-import AklocSystemd
 import Dispatch
 import Glibc
 
@@ -42,7 +41,6 @@ public final class MQTTForwarder {
     public let identity: MQTTSettings.Identity
     let queue: DispatchQueue
     let log: (LogLevel, String) -> Void
-    let wallClock: () -> FixTime
     private let random: () -> Double
     private let version: String
 
@@ -54,21 +52,12 @@ public final class MQTTForwarder {
     var makeConnection: (MosquittoClient.Options, DispatchQueue) -> any MQTTConnection = {
         MosquittoClient(options: $0, queue: $1)
     }
-    /// Arms the retry timer; returns what cancels it. Dispatch here, the
-    /// manual clock in the embedded-daemon tests.
-    var scheduleRetry: (_ delay: Double, _ queue: DispatchQueue, _ handler: @escaping () -> Void) -> () -> Void = {
-        delay, queue, handler in
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .nanoseconds(Int((delay * 1e9).rounded())))
-        timer.setEventHandler(handler: handler)
-        timer.resume()
-        return { timer.cancel() }
-    }
     // A broker is usually further away and busier than gpsd: start slower, cap at 30 s.
     private var reconnect = Reconnect(backoff: Backoff(initial: 0.5, maximum: 30, jitter: 0.25))
-    private var cancelRetry: (() -> Void)?
+    /// The reconnect timer, on the injected clock.
+    private var retryTimer: (any ShellTimer)?
     private var started: Bool { reconnect.state != .stopped }
-    private let clock: () -> Instant
+    private let shellClock: any ShellClock
     private var connectedOnce = false
     /// Seqs published on some connection and not yet acknowledged: sending one
     /// again counts as a possible duplicate.
@@ -84,26 +73,26 @@ public final class MQTTForwarder {
 
     public init(
         settings: MQTTSettings, identity: MQTTSettings.Identity, stateDirectory: String, queue: DispatchQueue,
-        version: String, log: @escaping (LogLevel, String) -> Void,
-        wallClock: @escaping () -> FixTime,
-        random: @escaping () -> Double = { Double.random(in: 0..<1) },
-        clock: @escaping () -> Instant = { Instant(nanoseconds: PosixClock.monotonic.nanoseconds()) }
+        version: String, log: @escaping (LogLevel, String) -> Void, clock: any ShellClock,
+        random: @escaping () -> Double = { Double.random(in: 0..<1) }
     ) {
-        self.clock = clock
+        shellClock = clock
         self.settings = settings
         self.identity = identity
         self.queue = queue
         self.version = version
         self.log = log
-        self.wallClock = wallClock
         self.random = random
         journal = QueueJournal(directory: stateDirectory)
         pending = ForwardQueue(limits: settings.limits)
     }
 
     deinit {
-        cancelRetry?()
+        retryTimer?.cancel()
     }
+
+    func clock() -> Instant { shellClock.now() }
+    func wallClock() -> FixTime { shellClock.wallNow() }
 
     public var status: Status {
         Status(
@@ -167,8 +156,7 @@ public final class MQTTForwarder {
         dispatchPrecondition(condition: .onQueue(queue))
         guard started else { return }
         reconnect.stop()
-        cancelRetry?()
-        cancelRetry = nil
+        retryTimer?.schedule(at: nil, leeway: 0)
         if let client, client.isConnected {
             _ = try? client.publish(statusMessage(online: false))
         }
@@ -180,8 +168,7 @@ public final class MQTTForwarder {
 
     private func connect() {
         guard started else { return }
-        cancelRetry?()
-        cancelRetry = nil
+        retryTimer?.schedule(at: nil, leeway: 0)
         var password = settings.password
         if let file = settings.passwordFile {
             do {
@@ -258,18 +245,21 @@ public final class MQTTForwarder {
     }
 
     private func armRetry(after delay: Double) {
-        cancelRetry?()
-        cancelRetry = scheduleRetry(delay, queue) { [weak self] in
-            guard let self else { return }
-            switch self.reconnect.timerFired(at: self.clock()) {
-            case .connect:
-                self.applyDrops(self.pending.expire(at: self.wallClock()))
-                self.connect()
-            case .retry(_, let rest, _):
-                self.armRetry(after: rest)
-            case .none:
-                break
-            }
+        if retryTimer == nil {
+            retryTimer = shellClock.makeTimer { [weak self] in self?.retryFired() }
+        }
+        retryTimer?.schedule(after: delay, on: shellClock, leeway: 0)
+    }
+
+    private func retryFired() {
+        switch reconnect.timerFired(at: clock()) {
+        case .connect:
+            applyDrops(pending.expire(at: wallClock()))
+            connect()
+        case .retry(_, let rest, _):
+            armRetry(after: rest)
+        case .none:
+            break
         }
     }
 

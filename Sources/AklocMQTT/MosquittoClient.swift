@@ -1,5 +1,4 @@
 import AklocPosix
-import AklocSystemd
 import CMosquitto
 import Dispatch
 import Glibc

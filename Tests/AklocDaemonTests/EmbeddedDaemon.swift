@@ -141,7 +141,15 @@ final class EmbeddedDaemon: @unchecked Sendable {
         environment.listening = ClientServer.Listening.none
         environment.makeSource = { _, _ in source }
         if let makeForwarder {
-            environment.makeForwarder = { makeForwarder($0, $1, $2, clock) }
+            // The MQTT feature with the test's forwarder, in its place in the list.
+            let scripted = FeaturePlug(section: "mqtt", { $0.mqtt }) { settings, host in
+                settings.enabled
+                    ? MQTTFeature(
+                        settings: settings, host: host,
+                        forwarder: makeForwarder(settings, settings.identityOnThisHost(), host.queue, clock))
+                    : nil
+            }
+            environment.features = environment.features.map { $0.section == "mqtt" ? scripted : $0 }
         }
         let engine = try Engine(
             configuration: Daemon.engineConfiguration(configuration), restoring: PersistentState())

@@ -96,13 +96,8 @@ final class ScriptedBroker: MQTTConnection, @unchecked Sendable {
             let broker = ScriptedBroker(clock: clock)
             let forwarder = MQTTForwarder(
                 settings: settings, identity: identity, stateDirectory: path, queue: queue, version: "test",
-                log: { _, _ in }, wallClock: { clock.wallNow() }, random: { 0 }, clock: { clock.now() })
+                log: { _, _ in }, clock: clock, random: { 0 })
             forwarder.makeConnection = { _, _ in broker }
-            forwarder.scheduleRetry = { delay, _, handler in
-                let timer = clock.makeTimer(handler)
-                timer.schedule(at: clock.now().advanced(bySeconds: delay), leeway: 0)
-                return { timer.cancel() }
-            }
             made.broker = broker
             made.forwarder = forwarder
             return forwarder
@@ -134,7 +129,7 @@ final class ScriptedBroker: MQTTConnection, @unchecked Sendable {
         #expect(
             zip(steady.dropFirst(), steady).allSatisfy { abs($0.at.seconds(since: $1.at) - 5) < 1e-6 },
             "\(online.map { $0.at.seconds })")
-        #expect(daemon.onQueue { $0.forwarder?.status.queued } == 0)
+        #expect(daemon.onQueue { $0.features.feature(MQTTFeature.self)?.forwarder.status.queued } == 0)
         // The forwarder is an engine subscriber, not a client.
         let client = daemon.connect()
         _ = daemon.receive(client)
@@ -148,7 +143,7 @@ final class ScriptedBroker: MQTTConnection, @unchecked Sendable {
         broker.refusing = true
         daemon.onQueue { _ in broker.cut() }
         walk(60, acknowledging: false)
-        let queued = try #require(daemon.onQueue { $0.forwarder?.status })
+        let queued = try #require(daemon.onQueue { $0.features.feature(MQTTFeature.self)?.forwarder.status })
         #expect(!queued.connected)
         #expect(queued.queued == 4)
         #expect(queued.dropped.maxEntries >= 7, "\(queued.dropped)")
@@ -168,7 +163,7 @@ final class ScriptedBroker: MQTTConnection, @unchecked Sendable {
         #expect(drained.count == 4)
         #expect(drained == drained.sorted())
         daemon.onQueue { _ in broker.acknowledgeAll() }
-        let after = try #require(daemon.onQueue { $0.forwarder?.status })
+        let after = try #require(daemon.onQueue { $0.features.feature(MQTTFeature.self)?.forwarder.status })
         #expect(after.connected && after.queued == 0)
     }
 }

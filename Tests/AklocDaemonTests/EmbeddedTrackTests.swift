@@ -44,7 +44,9 @@ import Testing
         #expect(moving.count == 4)
         #expect(Set(moving.compactMap { $0["segment"] as? Int }) == [1])
         // Synced within sync-interval on virtual time.
-        #expect(embedded.onQueue { UncheckedBox($0.recorder?.store.unsynced) }.value == false)
+        #expect(
+            embedded.onQueue { UncheckedBox($0.features.feature(TrackFeature.self)?.recorder?.store.unsynced) }.value
+                == false)
 
         embedded.send(#"{"id":"p","op":"pause"}"#, from: admin)
         for second in 0..<30 {

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocMQTT
 import AklocPosix
 import AklocSystemd
 import AklocTestSupport
@@ -39,7 +40,8 @@ import Testing
         let seen: Seen = daemon.daemon.queue.sync {
             daemon.daemon.assumeIsolated { shell in
                 var seen = Seen()
-                shell.willForward = { location in
+                let forwarding = shell.features.feature(MQTTFeature.self)
+                forwarding?.willForward = { location in
                     guard location.latitude == fix.latitude else { return }
                     var buffer = [UInt8](repeating: 0, count: 65_536)
                     let count = recv(client.fd, &buffer, buffer.count, Int32(MSG_PEEK | MSG_DONTWAIT))
@@ -49,7 +51,7 @@ import Testing
                 }
                 // A fix without a time is an epoch of its own: delivered at once.
                 shell.run(.fix(fix))
-                shell.willForward = nil
+                forwarding?.willForward = nil
                 return seen
             }
         }

@@ -1,3 +1,4 @@
+import AklocGeoClue
 import AklocSystemd
 import AklocTestSupport
 import Foundation
@@ -59,7 +60,9 @@ struct GeoClueSessionTests {
         let sessions = FakeSessionMonitor()
         let daemon = try InProcessDaemon(gpsdPort: fake.port, configuration: configuration, sessions: sessions)
         defer { daemon.stop() }
-        let front = daemon.daemon.queue.sync { daemon.daemon.assumeIsolated { $0.geoClue?.ownsName ?? false } }
+        let front = daemon.daemon.queue.sync {
+            daemon.daemon.assumeIsolated { $0.features.feature(GeoClueFeature.self)?.ownsName ?? false }
+        }
         try #require(front, "aklocd does not own org.freedesktop.GeoClue2 on the private bus")
 
         // Root (always authorized) sees every epoch: the clock the D-Bus client is checked against.
@@ -98,6 +101,9 @@ struct GeoClueSessionTests {
         #expect(
             eventually(timeout: 20) { updates() >= frozen + 3 },
             "after re-activation: \(updates()) updates, \(frozen) before: \(client.stderr())")
-        #expect(daemon.daemon.queue.sync { daemon.daemon.assumeIsolated { $0.geoClue?.subscribers.count } } == 1)
+        #expect(
+            daemon.daemon.queue.sync {
+                daemon.daemon.assumeIsolated { $0.features.feature(GeoClueFeature.self)?.startedClients }
+            } == 1)
     }
 }

@@ -35,10 +35,11 @@ import Testing
         let queue = DispatchQueue(label: "test.forwarder")
         let box = Box()
         let clock = FixTime(secondsSince1970: 1_800_000_000)
+        let manual = ManualClock()
         func make() -> MQTTForwarder {
             MQTTForwarder(
                 settings: settings, identity: identity, stateDirectory: directory, queue: queue, version: "test",
-                log: { _, message in box.logs.append(message) }, wallClock: { clock })
+                log: { _, message in box.logs.append(message) }, clock: manual)
         }
         let status: MQTTForwarder.Status = queue.sync {
             let forwarder = make()

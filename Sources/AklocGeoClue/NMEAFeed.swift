@@ -1,5 +1,4 @@
 import AklocCore
-import AklocGeoClue
 import AklocPosix
 import Dispatch
 
@@ -10,10 +9,10 @@ import Dispatch
 /// A reader that cannot take an epoch whole keeps the rest queued and skips
 /// the epochs that come meanwhile, so each reader holds at most one epoch
 /// and always sees whole sentences. What a reader sends is read and dropped.
-final class NMEAFeed: Component {
-    let name = "NMEA feed"
+public final class NMEAFeed: Component {
+    public let name = "NMEA feed"
     /// Called when the first reader arrives (true) and the last leaves (false).
-    var readersChanged: (Bool) -> Void = { _ in }
+    public var readersChanged: (Bool) -> Void = { _ in }
     private let path: String
     private let mode: UInt32
     private let queue: DispatchQueue
@@ -31,16 +30,16 @@ final class NMEAFeed: Component {
         init(_ socket: UnixStreamSocket) { self.socket = socket }
     }
 
-    init(path: String, mode: UInt32, queue: DispatchQueue, log: @escaping (LogLevel, String) -> Void) {
+    public init(path: String, mode: UInt32, queue: DispatchQueue, log: @escaping (LogLevel, String) -> Void) {
         self.path = path
         self.mode = mode
         self.queue = queue
         self.log = log
     }
 
-    var readerCount: Int { readers.count }
+    public var readerCount: Int { readers.count }
 
-    func start() throws(ComponentError) {
+    public func start() throws(ComponentError) {
         let listener: UnixListeningSocket
         do {
             listener = try UnixListeningSocket.listen(path: path, mode: mode, backlog: 64)
@@ -52,7 +51,7 @@ final class NMEAFeed: Component {
         log(.notice, "serving NMEA on \(path)")
     }
 
-    func stop() {
+    public func stop() {
         for reader in readers.values { reader.socket.close() }
         readers.removeAll()
         listenWatch = nil
@@ -98,7 +97,7 @@ final class NMEAFeed: Component {
     }
 
     /// One epoch to every reader.
-    func write(_ location: Location) {
+    public func write(_ location: Location) {
         listenWatch?.resume()
         guard !readers.isEmpty else { return }
         let bytes = Array(NMEASentences.epoch(location).utf8)

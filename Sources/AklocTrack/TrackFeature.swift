@@ -1,0 +1,127 @@
+import AklocCore
+import AklocFeature
+import AklocPosix
+import AklocProtocol
+
+/// `[track]` as a feature (docs/track.md): the recorder is an engine
+/// subscriber of its own (root-equivalent, as the administrator configured
+/// it), fed every epoch so it sees the real gaps between fixes, with its own
+/// policy deciding which become points; its sink writes a journal, so it
+/// runs after the step's socket writes. It answers `track` and `clearTrack`
+/// whether recording or not, so a client learns why there is no track.
+/// A journal that cannot be opened is logged and the daemon runs without it.
+public final class TrackFeature: Feature {
+    public typealias Settings = TrackSettings
+
+    public let name = "track recorder"
+    public var failurePolicy: ComponentFailurePolicy { .logAndContinue }
+    private let host: any FeatureHost
+    /// Nil with `[track] enable = no`, or once its journal failed to open.
+    public private(set) var recorder: TrackRecorder?
+    private var syncTimer: (any ShellTimer)?
+
+    public static func make(_ settings: TrackSettings, host: any FeatureHost) -> TrackFeature? {
+        TrackFeature(settings: settings, host: host)
+    }
+
+    init(settings: TrackSettings, host: any FeatureHost) {
+        self.host = host
+        guard settings.enabled else { return }
+        recorder = TrackRecorder(
+            settings: settings, directory: host.stateDirectory + "/track",
+            log: { [weak host] level, message in host?.log(level, message, [:]) },
+            wallClock: { [clock = host.clock] in clock.wallNow() })
+    }
+
+    public func start() throws(ComponentError) {
+        guard let recorder else { return }
+        do {
+            try recorder.open()
+        } catch {
+            self.recorder = nil
+            throw ComponentError(.startFailed, component: name, "not recording a track: \(error.message)")
+        }
+        if host.logsDebug {
+            recorder.onRecord = { [weak host] point in
+                let location = point.location
+                host?.log(
+                    .debug,
+                    "track recorded segment \(point.segment) at \(location.receivedAt?.iso8601 ?? "?") "
+                        + "\(location.latitude) \(location.longitude)", [:])
+            }
+        }
+        syncTimer = host.clock.makeTimer { [weak self] in
+            guard let self, let recorder = self.recorder else { return }
+            recorder.syncIfDue(at: self.host.clock.now())
+            self.armSync()
+        }
+        let id = host.addSubscriber(.daemon, sink: Sink(.afterSockets) { [weak self] in self?.record($0) })
+        host.startUpdating(id, policy: .init(recorder.settings.policy), everyEpoch: true)
+        host.log(.notice, "recording the track in \(recorder.store.directory)")
+    }
+
+    public func stop() {
+        syncTimer?.cancel()
+        recorder?.close()
+    }
+
+    public func apply(_ settings: TrackSettings) {
+        host.log(.notice, "[track] applies at the next restart; the recorder keeps its running settings")
+    }
+
+    private func record(_ event: Engine.Event) {
+        guard let recorder else { return }
+        recorder.handle(event, at: host.clock.now())
+        armSync()
+    }
+
+    private func armSync() {
+        syncTimer?.schedule(at: recorder?.syncDue, leeway: 0.05)
+    }
+
+    public func answer(_ operation: ClientRequest.Operation, id: RequestID?, from client: FeatureClient) -> [UInt8]? {
+        switch operation {
+        case .track(let query): answerTrack(query, id: id, from: client)
+        case .clearTrack(let before): clear(before: before, id: id)
+        default: nil
+        }
+    }
+
+    /// `track`: the recorded history is more sensitive than the current fix
+    /// (it says where someone lives and works), so only `always` clients
+    /// and admins may read it (docs/security.md).
+    private func answerTrack(_ query: TrackQuery, id: RequestID?, from client: FeatureClient) -> [UInt8] {
+        guard client.isAdmin || host.authorizationStatus(of: client.id) == .authorizedAlways else {
+            return ServerEncoder.reply(
+                id: id,
+                error: ProtocolError(
+                    .notAuthorized,
+                    "the track needs an \"always\" authorization or the admin group: history says more than the current fix"
+                ))
+        }
+        guard let recorder else {
+            return ServerEncoder.reply(
+                id: id,
+                error: ProtocolError(.unavailable, "no track is recorded ([track] enable = no, or its journal failed)"))
+        }
+        // At most what a client's line framer takes (the CLI's is 1 MiB).
+        let budget = min(TrackQuery.maxReplyBytes, max(32 << 10, client.replyBudget))
+        switch recorder.reply(to: query, id: id, byteBudget: budget) {
+        case .success(let bytes): return bytes
+        case .failure(let error): return ServerEncoder.reply(id: id, error: error)
+        }
+    }
+
+    /// `clearTrack` (admin; refused by the host otherwise).
+    private func clear(before: FixTime?, id: RequestID?) -> [UInt8] {
+        guard let recorder else {
+            return ServerEncoder.reply(id: id, error: ProtocolError(.unavailable, "no track is recorded"))
+        }
+        do {
+            try recorder.clear(before: before)
+            return ServerEncoder.replyDone(id: id)
+        } catch {
+            return ServerEncoder.reply(id: id, error: ProtocolError(.storageFailed, error.message))
+        }
+    }
+}
