@@ -47,6 +47,10 @@ let package = Package(
                 "AklocCore", "AklocFeature", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol", "CMosquitto",
             ]
         ),
+        // The saved places and region monitoring (docs/places.md).
+        .target(
+            name: "AklocPlaces",
+            dependencies: ["AklocCore", "AklocFeature", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol"]),
         // The track recorder and its journal of days (docs/track.md).
         .target(name: "AklocTrack", dependencies: ["AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol"]),
         // The GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md), on AklocSystemd's sd-bus.
@@ -57,7 +61,7 @@ let package = Package(
             name: "AklocDaemon",
             dependencies: [
                 "AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT",
-                "AklocGeo", "AklocTrack", "AklocGeoClue",
+                "AklocGeo", "AklocPlaces", "AklocTrack", "AklocGeoClue",
             ]
         ),
         // The Swift runtime linked in statically, as the Debian package ships it:
@@ -129,6 +133,7 @@ let package = Package(
         .testTarget(name: "AklocGeoTests", dependencies: ["AklocGeo", "AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
+        .testTarget(name: "AklocPlacesTests", dependencies: ["AklocPlaces", "AklocTestSupport"]),
         .testTarget(name: "AklocTrackTests", dependencies: ["AklocTrack", "AklocPosix", "AklocTestSupport"]),
         .testTarget(name: "AklocGeoClueTests", dependencies: ["AklocGeoClue", "AklocTestSupport"]),
         .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocPosix", "AklocTestSupport"]),

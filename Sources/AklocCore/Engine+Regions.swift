@@ -1,7 +1,8 @@
-// Region monitoring's share of the engine (DESIGN §9): the shell runs one
-// region monitor per subscriber over its saved places and tells the engine
-// two things, so the rules the engine owns stay in one place: a monitoring
-// subscriber needs fixes (the gpsd watch), and the `regions` key path's
+// Region monitoring's share of the engine (DESIGN §9): the places feature
+// runs one region monitor per subscriber over its saved places and tells the
+// engine what it saw, so the rules the engine owns stay in one place: a
+// monitoring subscriber needs fixes (the gpsd watch), a crossing is told only
+// to a subscriber that may have locations now, and the `regions` key path's
 // value changed (delivered to its observers like any other change).
 
 extension Engine {
@@ -13,8 +14,14 @@ extension Engine {
         noteChange(at: index, from: before)
     }
 
-    mutating func handleRegionsChanged(_ id: SubscriberID, _ names: [String], _ step: inout Step) {
-        guard let index = index(of: id), subscribers[index].regions != names else { return }
+    mutating func handleRegionsChanged(
+        _ id: SubscriberID, _ names: [String], _ crossed: [RegionCrossing], _ step: inout Step
+    ) {
+        guard let index = index(of: id) else { return }
+        if subscribers[index].receivesLocations {
+            for crossing in crossed { step.events.append(.send([id], .didCrossRegion(crossing))) }
+        }
+        guard subscribers[index].regions != names else { return }
         subscribers[index].regions = names
         guard subscribers[index].receivesLocations,
             let slot = subscribers[index].observationIndex(KeyPath(.regions))

@@ -116,7 +116,7 @@ public struct Engine: Sendable {
         case .sessionChanged(let uid, let active): handleSessionChanged(uid: uid, active: active, at: now, &step)
         case .stopping: sendToAll(.didGetNotification(.daemonStopping), &step)
         case .monitoringChanged(let id, let on): handleMonitoringChanged(id, on)
-        case .regionsChanged(let id, let names): handleRegionsChanged(id, names, &step)
+        case .regionsChanged(let id, let names, let crossed): handleRegionsChanged(id, names, crossed, &step)
         }
         return finish(step)
     }

@@ -83,9 +83,10 @@ extension Engine {
         /// The shell monitors saved places for this subscriber (or stopped):
         /// it then needs fixes, so the gpsd watch stays open (DESIGN §9).
         case monitoringChanged(SubscriberID, Bool)
-        /// The shell's region monitor for this subscriber put the fix inside
-        /// these places: the `regions` key path's new value.
-        case regionsChanged(SubscriberID, [String])
+        /// The shell's region monitor for this subscriber saw the epoch
+        /// cross these places (each told as an event, in order) and put it
+        /// inside `inside`: the `regions` key path's new value.
+        case regionsChanged(SubscriberID, [String], crossed: [RegionCrossing] = [])
     }
 
     public struct Peer: Hashable, Sendable {
@@ -144,6 +145,8 @@ extension Engine {
         case didGetError(LocationError)
         case didGetNotification(Notification)
         case change(keyPath: KeyPath, new: KeyPathValue, old: KeyPathValue?)
+        /// `didEnterRegion` or `didExitRegion`.
+        case didCrossRegion(RegionCrossing)
     }
 
     public enum Reply: Sendable, Hashable {

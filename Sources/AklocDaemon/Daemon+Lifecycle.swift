@@ -1,5 +1,4 @@
 import AklocCore
-import AklocGeo
 import AklocPosix
 import AklocSystemd
 import Dispatch
@@ -50,8 +49,6 @@ extension Daemon {
         components = ComponentGroup([sessions, geo, server]) { [logger] error in logger.log(.error, "\(error)", [:]) }
         try components.start()
         attachGeo()
-        try components.append(places)
-        features.post(SharedPlaces(places.places.shared))
         try startSource()
         for feature in features.plug(environment.features, configuration) { try components.append(feature) }
         switch server.listening {

@@ -35,21 +35,23 @@ extension Daemon {
         case .authorize(let subject, let rule):
             guard client.isAdmin else { return refuse(request, client) }
             answer(request, client, replyTo(request, authorize(subject: subject, rule: rule)))
-        case .track, .clearTrack:
+        case .track, .clearTrack, .places:
             if request.operation.isAdmin, !client.isAdmin { return refuse(request, client) }
             let asker = FeatureClient(
                 id: client.id, uid: client.credentials.uid, gid: client.credentials.gid, isAdmin: client.isAdmin,
                 replyBudget: configuration.socket.clientHardLimit / 2)
-            let reply =
-                features.answer(request.operation, id: request.id, from: asker)
-                ?? ServerEncoder.reply(
-                    id: request.id,
-                    error: ProtocolError(.unavailable, "\(request.operation.name) is served by no running feature"))
-            answer(request, client, reply)
+            switch features.answer(request.operation, id: request.id, from: asker) {
+            case .success(let reply):
+                answer(request, client, reply)
+            case .failure(let error):
+                if error.code == .badRequest { counters.badRequests += 1 }
+                answer(request, client, ServerEncoder.reply(id: request.id, error: error))
+            case nil:
+                let error = ProtocolError(.unavailable, "\(request.operation.name) is served by no running feature")
+                answer(request, client, ServerEncoder.reply(id: request.id, error: error))
+            }
         case .geo(let geoRequest):
             answer(request, client, geoReply(id: request.id, geoRequest, for: client.id))
-        case .places(let placesRequest):
-            handle(placesRequest, id: request.id, from: client)
         }
     }
 

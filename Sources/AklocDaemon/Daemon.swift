@@ -47,8 +47,6 @@ actor Daemon {
     let notifier = SystemdNotifier()
     let stateStore: StateStore?
     let startedAt: Instant
-    /// Saved places and region monitors (Daemon+Places.swift).
-    let places: PlacesService
 
     var source: (any FixSource)?
     /// The features and their engine subscribers (DESIGN §1): the daemon
@@ -97,9 +95,8 @@ actor Daemon {
         geo = GeoService(
             directories: configuration.geo.dataDirectories(executable: ProcessEnvironment.executablePath()),
             zoneInfoDirectory: ProcessEnvironment.current()["TZDIR"] ?? "/usr/share/zoneinfo", log: log)
-        places = PlacesService(store: stateStore.map { SavedPlaceStore(stateDirectory: $0.directory) }, log: log)
         features = FeatureRouter(
-            queue: executor.queue, clock: clock, stateDirectory: stateStore?.directory ?? StateStore.defaultDirectory,
+            queue: executor.queue, clock: clock, stateDirectory: stateStore?.directory,
             logger: logger)
     }
 
@@ -170,11 +167,7 @@ actor Daemon {
             // 17 an epoch from some receivers): nothing to send, save or report.
             if case .fix = input, !delivered, outputs.isEmpty { return }
             perform(outputs)
-            if delivered {
-                // Region monitors are fed from the epoch just delivered (Daemon+Places.swift).
-                feedRegions()
-                scheduleLocationSave()
-            }
+            if delivered { scheduleLocationSave() }
             return
         }
         let before = engine

@@ -1,5 +1,6 @@
 import AklocGeoClue
 import AklocMQTT
+import AklocPlaces
 import AklocTrack
 
 extension FeaturePlug {
@@ -8,6 +9,7 @@ extension FeaturePlug {
     /// the saved places, the gpsd source) and stopped in reverse. Adding a
     /// feature is its module and one line here (docs/architecture.md).
     static let all: [FeaturePlug] = [
+        FeaturePlug(PlacesFeature.self, section: "places") { _ in PlacesSettings() },
         FeaturePlug(MQTTFeature.self, section: "mqtt") { $0.mqtt },
         FeaturePlug(TrackFeature.self, section: "track") { $0.track },
         FeaturePlug(GeoClueFeature.self, section: "geoclue") { $0.geoclue },

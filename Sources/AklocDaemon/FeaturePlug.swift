@@ -35,7 +35,7 @@ struct PluggedFeature {
     let component: any Component
     let apply: (Configuration) -> Void
     let report: (inout DaemonStatus) -> Void
-    let answer: (ClientRequest.Operation, RequestID?, FeatureClient) -> [UInt8]?
+    let answer: (ClientRequest.Operation, RequestID?, FeatureClient) -> Result<[UInt8], ProtocolError>?
     let clientGone: (SubscriberID) -> Void
 
     init<F: Feature>(_ section: String, _ feature: F, _ settings: @escaping (Configuration) -> F.Settings) {

@@ -23,7 +23,7 @@ final class FeatureRouter: FeatureHost {
     weak var daemon: Daemon?
     let clock: any ShellClock
     let queue: DispatchQueue
-    let stateDirectory: String
+    let stateDirectory: String?
     private let logger: Logger
     /// Every feature subscriber, by engine id.
     private(set) var subscribers: [SubscriberID: Subscriber] = [:]
@@ -32,7 +32,7 @@ final class FeatureRouter: FeatureHost {
     private var facts: [ObjectIdentifier: Any] = [:]
     private var observers: [ObjectIdentifier: [(Any) -> Void]] = [:]
 
-    init(queue: DispatchQueue, clock: any ShellClock, stateDirectory: String, logger: Logger) {
+    init(queue: DispatchQueue, clock: any ShellClock, stateDirectory: String?, logger: Logger) {
         self.queue = queue
         self.clock = clock
         self.stateDirectory = stateDirectory
@@ -165,9 +165,11 @@ final class FeatureRouter: FeatureHost {
     }
 
     /// The first feature's answer to an op, nil when none serves it.
-    func answer(_ operation: ClientRequest.Operation, id: RequestID?, from client: FeatureClient) -> [UInt8]? {
+    func answer(_ operation: ClientRequest.Operation, id: RequestID?, from client: FeatureClient)
+        -> Result<[UInt8], ProtocolError>?
+    {
         for feature in features {
-            if let bytes = feature.answer(operation, id, client) { return bytes }
+            if let answer = feature.answer(operation, id, client) { return answer }
         }
         return nil
     }

@@ -20,9 +20,11 @@ public protocol Feature: Component, SendableMetatype {
     /// Its share of `status`.
     func report(into status: inout DaemonStatus)
 
-    /// The client ops it answers (nil: not its op). Admin-only ops are
-    /// refused by the host before they get here.
-    func answer(_ operation: ClientRequest.Operation, id: RequestID?, from client: FeatureClient) -> [UInt8]?
+    /// The client ops it answers (nil: not its op): the reply line, or the
+    /// error the host answers with (and counts). Admin-only ops are refused
+    /// by the host before they get here.
+    func answer(_ operation: ClientRequest.Operation, id: RequestID?, from client: FeatureClient)
+        -> Result<[UInt8], ProtocolError>?
 
     /// A socket client left: forget what the feature kept for it.
     func clientGone(_ id: SubscriberID)
@@ -31,9 +33,9 @@ public protocol Feature: Component, SendableMetatype {
 extension Feature {
     public func apply(_ settings: Settings) {}
     public func report(into status: inout DaemonStatus) {}
-    public func answer(_ operation: ClientRequest.Operation, id: RequestID?, from client: FeatureClient) -> [UInt8]? {
-        nil
-    }
+    public func answer(_ operation: ClientRequest.Operation, id: RequestID?, from client: FeatureClient)
+        -> Result<[UInt8], ProtocolError>?
+    { nil }
     public func clientGone(_ id: SubscriberID) {}
 }
 

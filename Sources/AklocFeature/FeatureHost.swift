@@ -10,8 +10,9 @@ public protocol FeatureHost: AnyObject {
     var clock: any ShellClock { get }
     /// The daemon's queue, for a feature's descriptor watches.
     var queue: DispatchQueue { get }
-    /// Where features keep their files (`/var/lib/akloc`).
-    var stateDirectory: String { get }
+    /// Where features keep their files (`/var/lib/akloc`); nil when the
+    /// daemon keeps nothing on disk (an embedded test's).
+    var stateDirectory: String? { get }
 
     func log(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String>)
     /// Whether debug lines are kept: a feature builds per-fix lines only then.

@@ -29,9 +29,13 @@ public final class MQTTFeature: Feature {
 
     public static func make(_ settings: MQTTSettings, host: any FeatureHost) -> MQTTFeature? {
         guard settings.enabled else { return nil }
+        guard let stateDirectory = host.stateDirectory else {
+            host.log(.error, "not forwarding to MQTT: the daemon keeps no state directory for its journal")
+            return nil
+        }
         let identity = settings.identityOnThisHost()
         let forwarder = MQTTForwarder(
-            settings: settings, identity: identity, stateDirectory: host.stateDirectory, queue: host.queue,
+            settings: settings, identity: identity, stateDirectory: stateDirectory, queue: host.queue,
             version: AklocVersion.string,
             log: { [weak host] level, message in host?.log(level, message, ["AKLOC_MQTT": identity.topic]) },
             clock: host.clock)

@@ -38,20 +38,20 @@ extension ServerEncoder {
         }
     }
 
-    /// `{"event":"didEnterRegion"|"didExitRegion","place":…,"location":…}`.
-    /// `place` is the saved place the region was made from; without one
-    /// (it was deleted in the same step) the place is `{"name":…}` alone.
-    public static func regionEvent(_ event: RegionMonitor.Event, place: SavedPlace?, location: Location) -> [UInt8] {
-        let region: RegionMonitor.Region
-        var writer = JSONWriter(capacity: 512)
+    /// A region monitor's entry or exit, for the engine to deliver as
+    /// `{"event":"didEnterRegion"|"didExitRegion","place":…,"location":…}`
+    /// (`ServerEncoder.event`). `place` is the saved place the region was
+    /// made from; without one (it was deleted in the same step) the place is
+    /// `{"name":…}` alone.
+    public static func regionCrossing(_ event: RegionMonitor.Event, place: SavedPlace?, location: Location)
+        -> RegionCrossing
+    {
+        let (kind, region): (RegionCrossing.Kind, RegionMonitor.Region)
         switch event {
-        case .didEnter(let entered, _):
-            region = entered
-            writer.raw("{\"event\":\"didEnterRegion\",\"place\":")
-        case .didExit(let left, _):
-            region = left
-            writer.raw("{\"event\":\"didExitRegion\",\"place\":")
+        case .didEnter(let entered, _): (kind, region) = (.enter, entered)
+        case .didExit(let left, _): (kind, region) = (.exit, left)
         }
+        var writer = JSONWriter(capacity: 256)
         if let place {
             place.write(to: &writer)
         } else {
@@ -59,9 +59,6 @@ extension ServerEncoder {
             writer.string(region.name)
             writer.byte(UInt8(ascii: "}"))
         }
-        writer.raw(",\"location\":")
-        writeLocation(location, to: &writer)
-        writer.raw("}\n")
-        return writer.bytes
+        return RegionCrossing(kind: kind, place: writer.bytes, location: location)
     }
 }

@@ -53,6 +53,12 @@ public enum ServerEncoder {
                 writer.raw(",\"old\":")
                 writeValue(old, to: &writer)
             }
+        case .didCrossRegion(let crossing):
+            writer.raw(crossing.kind == .enter ? "{\"event\":\"didEnterRegion\"" : "{\"event\":\"didExitRegion\"")
+            writer.raw(",\"place\":")
+            writer.bytes.append(contentsOf: crossing.place)
+            writer.raw(",\"location\":")
+            writeLocation(crossing.location, to: &writer)
         }
         writer.raw("}\n")
         return writer.bytes
@@ -223,7 +229,7 @@ extension Engine.Event {
             afterTimeInterval == nil ? "didUpdateLocation/epoch" : "didUpdateLocation"
         case .change(let keyPath, _, _):
             keyPath.revealsLocation ? "change/\(keyPath)" : nil
-        case .didGetFirstLocation, .didGetError, .didGetNotification:
+        case .didGetFirstLocation, .didGetError, .didGetNotification, .didCrossRegion:
             nil
         }
     }

@@ -26,9 +26,10 @@ public final class TrackFeature: Feature {
 
     init(settings: TrackSettings, host: any FeatureHost) {
         self.host = host
-        guard settings.enabled else { return }
+        // Nothing is recorded where the daemon keeps nothing on disk.
+        guard settings.enabled, let directory = host.stateDirectory else { return }
         recorder = TrackRecorder(
-            settings: settings, directory: host.stateDirectory + "/track",
+            settings: settings, directory: directory + "/track",
             log: { [weak host] level, message in host?.log(level, message, [:]) },
             wallClock: { [clock = host.clock] in clock.wallNow() })
     }
@@ -79,7 +80,9 @@ public final class TrackFeature: Feature {
         syncTimer?.schedule(at: recorder?.syncDue, leeway: 0.05)
     }
 
-    public func answer(_ operation: ClientRequest.Operation, id: RequestID?, from client: FeatureClient) -> [UInt8]? {
+    public func answer(_ operation: ClientRequest.Operation, id: RequestID?, from client: FeatureClient)
+        -> Result<[UInt8], ProtocolError>?
+    {
         switch operation {
         case .track(let query): answerTrack(query, id: id, from: client)
         case .clearTrack(let before): clear(before: before, id: id)
@@ -90,38 +93,33 @@ public final class TrackFeature: Feature {
     /// `track`: the recorded history is more sensitive than the current fix
     /// (it says where someone lives and works), so only `always` clients
     /// and admins may read it (docs/security.md).
-    private func answerTrack(_ query: TrackQuery, id: RequestID?, from client: FeatureClient) -> [UInt8] {
+    private func answerTrack(_ query: TrackQuery, id: RequestID?, from client: FeatureClient)
+        -> Result<[UInt8], ProtocolError>
+    {
         guard client.isAdmin || host.authorizationStatus(of: client.id) == .authorizedAlways else {
-            return ServerEncoder.reply(
-                id: id,
-                error: ProtocolError(
+            return .failure(
+                ProtocolError(
                     .notAuthorized,
                     "the track needs an \"always\" authorization or the admin group: history says more than the current fix"
                 ))
         }
         guard let recorder else {
-            return ServerEncoder.reply(
-                id: id,
-                error: ProtocolError(.unavailable, "no track is recorded ([track] enable = no, or its journal failed)"))
+            return .failure(
+                ProtocolError(.unavailable, "no track is recorded ([track] enable = no, or its journal failed)"))
         }
         // At most what a client's line framer takes (the CLI's is 1 MiB).
-        let budget = min(TrackQuery.maxReplyBytes, max(32 << 10, client.replyBudget))
-        switch recorder.reply(to: query, id: id, byteBudget: budget) {
-        case .success(let bytes): return bytes
-        case .failure(let error): return ServerEncoder.reply(id: id, error: error)
-        }
+        return recorder.reply(
+            to: query, id: id, byteBudget: min(TrackQuery.maxReplyBytes, max(32 << 10, client.replyBudget)))
     }
 
     /// `clearTrack` (admin; refused by the host otherwise).
-    private func clear(before: FixTime?, id: RequestID?) -> [UInt8] {
-        guard let recorder else {
-            return ServerEncoder.reply(id: id, error: ProtocolError(.unavailable, "no track is recorded"))
-        }
+    private func clear(before: FixTime?, id: RequestID?) -> Result<[UInt8], ProtocolError> {
+        guard let recorder else { return .failure(ProtocolError(.unavailable, "no track is recorded")) }
         do {
             try recorder.clear(before: before)
-            return ServerEncoder.replyDone(id: id)
+            return .success(ServerEncoder.replyDone(id: id))
         } catch {
-            return ServerEncoder.reply(id: id, error: ProtocolError(.storageFailed, error.message))
+            return .failure(ProtocolError(.storageFailed, error.message))
         }
     }
 }

@@ -1,3 +1,4 @@
+import AklocTestSupport
 import Testing
 
 @testable import AklocDaemon

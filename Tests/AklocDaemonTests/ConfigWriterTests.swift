@@ -1,3 +1,4 @@
+import AklocTestSupport
 import Glibc
 import Testing
 

@@ -1,4 +1,6 @@
 import AklocCore
+import AklocPosix
+import AklocTestSupport
 import Glibc
 import Testing
 

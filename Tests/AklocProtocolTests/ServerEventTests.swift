@@ -89,14 +89,18 @@ import Testing
 
     @Test func regionEventsRoundTrip() throws {
         let region = RegionMonitor.Region(name: Self.home.name, center: Self.home.coordinate, radius: 250)
-        let entered = ServerEncoder.regionEvent(
-            .didEnter(region, at: Instant(nanoseconds: 0)), place: Self.home, location: fullLocation)
+        let entered = ServerEncoder.event(
+            .didCrossRegion(
+                ServerEncoder.regionCrossing(
+                    .didEnter(region, at: Instant(nanoseconds: 0)), place: Self.home, location: fullLocation)))
         #expect(
             try Self.decode(entered)
                 == .didEnterRegion(.init(name: Self.home.name, place: Self.home, location: fullLocation)))
         // A place deleted in the same step goes out by name alone.
-        let left = ServerEncoder.regionEvent(
-            .didExit(region, at: Instant(nanoseconds: 0)), place: nil, location: minimalLocation)
+        let left = ServerEncoder.event(
+            .didCrossRegion(
+                ServerEncoder.regionCrossing(
+                    .didExit(region, at: Instant(nanoseconds: 0)), place: nil, location: minimalLocation)))
         #expect(
             String(decoding: left, as: UTF8.self).hasPrefix(
                 #"{"event":"didExitRegion","place":{"name":"Haven \"Oost\""}"#))
@@ -198,9 +202,12 @@ import Testing
             ServerEncoder.hello(authorizationStatus: .denied),
             ServerEncoder.event(.didUpdateLocation(fullLocation, afterTimeInterval: 5)),
             ServerEncoder.event(.change(keyPath: KeyPath(.regions), new: .names(["a"]), old: .null)),
-            ServerEncoder.regionEvent(
-                .didEnter(.init(name: "Haven", center: Self.home.coordinate, radius: 1), at: Instant(nanoseconds: 0)),
-                place: Self.home, location: minimalLocation),
+            ServerEncoder.event(
+                .didCrossRegion(
+                    ServerEncoder.regionCrossing(
+                        .didEnter(
+                            .init(name: "Haven", center: Self.home.coordinate, radius: 1), at: Instant(nanoseconds: 0)),
+                        place: Self.home, location: minimalLocation))),
             ServerEncoder.reply(id: "x", error: ProtocolError(.badRequest, "no")),
             ServerEncoder.replyDone(id: 1),
         ]

@@ -1,6 +1,3 @@
-import AklocPosix
-import AklocSystemd
-
 /// The state directory or file cannot be used at all; the daemon reports it
 /// and exits (a state it cannot save would silently forget pause and
 /// authorization decisions).

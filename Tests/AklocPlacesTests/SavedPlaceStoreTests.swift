@@ -1,9 +1,10 @@
 import AklocCore
 import AklocGeo
+import AklocTestSupport
 import Glibc
 import Testing
 
-@testable import AklocDaemon
+@testable import AklocPlaces
 
 @Suite struct SavedPlaceStoreTests {
     let t0 = FixTime(secondsSince1970: 1_800_000_000)

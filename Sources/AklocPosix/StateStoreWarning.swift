@@ -13,5 +13,11 @@ public struct StateStoreWarning: Hashable, Sendable, CustomStringConvertible {
     public var movedTo: String
     public var message: String
 
+    public init(code: Code, movedTo: String, message: String) {
+        self.code = code
+        self.movedTo = movedTo
+        self.message = message
+    }
+
     public var description: String { message }
 }

@@ -11,30 +11,30 @@ import Glibc
 /// damaged file costs only its owner's. A file that does not read back is
 /// moved aside (`<uid>.json.corrupt-<UTC time>`) with a warning and that
 /// owner starts with no places, as `StateStore` does with `state.json`.
-struct SavedPlaceStore: Sendable {
+public struct SavedPlaceStore: Sendable {
     static let directoryName = "places"
     static let formatVersion = 1
     /// 1000 places with 1 KiB notes fit several times over.
     static let maximumFileSize = 4 << 20
 
     /// `<state dir>/places`.
-    let directory: String
+    public let directory: String
 
-    init(stateDirectory: String) {
+    public init(stateDirectory: String) {
         directory = stateDirectory + "/" + Self.directoryName
     }
 
-    func path(of owner: UInt32) -> String { directory + "/\(owner).json" }
+    public func path(of owner: UInt32) -> String { directory + "/\(owner).json" }
 
-    struct Loaded: Sendable {
-        var places: SavedPlaces
+    public struct Loaded: Sendable {
+        public var places: SavedPlaces
         /// One per file moved aside; the daemon logs each.
-        var warnings: [StateStoreWarning]
+        public var warnings: [StateStoreWarning]
     }
 
     /// Reads every owner's file. Only a directory it cannot use at all is an
     /// error (the daemon then refuses to start, as with the state directory).
-    func load(now: time_t = time_t(PosixClock.realtime.now().seconds)) throws(StateStoreError) -> Loaded {
+    public func load(now: time_t = time_t(PosixClock.realtime.now().seconds)) throws(StateStoreError) -> Loaded {
         try ensureDirectory()
         let names: [String]
         do {
@@ -59,7 +59,7 @@ struct SavedPlaceStore: Sendable {
             case .success(let owned):
                 places.replaceAll(of: owner, with: owned)
             case .failure(let reason):
-                let aside = try StateStore.moveAside(file, in: directory, now: now)
+                let aside = try FileSystem.moveAside(file, in: directory, now: now)
                 warnings.append(
                     StateStoreWarning(
                         code: .corrupt, movedTo: aside,
@@ -70,7 +70,7 @@ struct SavedPlaceStore: Sendable {
     }
 
     /// Writes one owner's places atomically (an empty list removes the file).
-    func save(_ places: [SavedPlace], of owner: UInt32) throws(StateStoreError) {
+    public func save(_ places: [SavedPlace], of owner: UInt32) throws(StateStoreError) {
         try ensureDirectory()
         let file = path(of: owner)
         do {
