@@ -47,6 +47,10 @@ let package = Package(
                 "AklocCore", "AklocFeature", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol", "CMosquitto",
             ]
         ),
+        // The geo lookups over the mapped data, as a feature (docs/places.md).
+        .target(
+            name: "AklocGeoService",
+            dependencies: ["AklocCore", "AklocFeature", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol"]),
         // The saved places and region monitoring (docs/places.md).
         .target(
             name: "AklocPlaces",
@@ -61,7 +65,7 @@ let package = Package(
             name: "AklocDaemon",
             dependencies: [
                 "AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT",
-                "AklocGeo", "AklocPlaces", "AklocTrack", "AklocGeoClue",
+                "AklocGeo", "AklocGeoService", "AklocPlaces", "AklocTrack", "AklocGeoClue",
             ]
         ),
         // The Swift runtime linked in statically, as the Debian package ships it:
@@ -132,7 +136,7 @@ let package = Package(
         .testTarget(name: "AklocPosixTests", dependencies: ["AklocPosix", "AklocTestSupport"]),
         .testTarget(name: "AklocGeoTests", dependencies: ["AklocGeo", "AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
-        .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocTestSupport"]),
+        .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocGeoService", "AklocTestSupport"]),
         .testTarget(name: "AklocPlacesTests", dependencies: ["AklocPlaces", "AklocTestSupport"]),
         .testTarget(name: "AklocTrackTests", dependencies: ["AklocTrack", "AklocPosix", "AklocTestSupport"]),
         .testTarget(name: "AklocGeoClueTests", dependencies: ["AklocGeoClue", "AklocTestSupport"]),

@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGeoClue
+import AklocGeoService
 import AklocMQTT
 import AklocProtocol
 import AklocTrack
@@ -19,7 +20,7 @@ public struct Configuration: Hashable, Sendable {
     /// `[track]`: the track recorder (docs/track.md).
     public var track = TrackSettings()
     /// `[geo]`: where the places, borders and time-zone data are (docs/places.md).
-    public var geo = Geo()
+    public var geo = GeoSettings()
     /// `[geoclue]`: the GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md).
     public var geoclue = GeoClueSettings()
 

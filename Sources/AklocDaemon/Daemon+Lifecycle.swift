@@ -46,9 +46,8 @@ extension Daemon {
         }
         // Started in this order, stopped in reverse: clients need the
         // session monitor, fixes need clients to go to.
-        components = ComponentGroup([sessions, geo, server]) { [logger] error in logger.log(.error, "\(error)", [:]) }
+        components = ComponentGroup([sessions, server]) { [logger] error in logger.log(.error, "\(error)", [:]) }
         try components.start()
-        attachGeo()
         try startSource()
         for feature in features.plug(environment.features, configuration) { try components.append(feature) }
         switch server.listening {

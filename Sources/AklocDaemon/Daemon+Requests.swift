@@ -20,7 +20,7 @@ extension Daemon {
         switch request.operation {
         case .engine(let engineRequest):
             if request.operation.isAdmin, !client.isAdmin { return refuse(request, client) }
-            if let refusal = geoRefusal(engineRequest) {
+            if let refusal = features.refusal(of: engineRequest) {
                 return answer(request, client, ServerEncoder.reply(id: request.id, error: refusal))
             }
             let token = nextToken
@@ -35,7 +35,7 @@ extension Daemon {
         case .authorize(let subject, let rule):
             guard client.isAdmin else { return refuse(request, client) }
             answer(request, client, replyTo(request, authorize(subject: subject, rule: rule)))
-        case .track, .clearTrack, .places:
+        case .track, .clearTrack, .places, .geo:
             if request.operation.isAdmin, !client.isAdmin { return refuse(request, client) }
             let asker = FeatureClient(
                 id: client.id, uid: client.credentials.uid, gid: client.credentials.gid, isAdmin: client.isAdmin,
@@ -50,8 +50,6 @@ extension Daemon {
                 let error = ProtocolError(.unavailable, "\(request.operation.name) is served by no running feature")
                 answer(request, client, ServerEncoder.reply(id: request.id, error: error))
             }
-        case .geo(let geoRequest):
-            answer(request, client, geoReply(id: request.id, geoRequest, for: client.id))
         }
     }
 

@@ -31,8 +31,6 @@ actor Daemon {
     var components = ComponentGroup()
     let server: ClientServer
     let sessions: SessionTracker
-    /// Places, countries, time zones (Daemon+Geo.swift).
-    let geo: GeoService
     var nextToken: RequestToken = 1
     /// Requests the engine has not answered yet: who asked, with which wire id.
     var pendingRequests: [RequestToken: (client: SubscriberID, id: RequestID?)] = [:]
@@ -92,9 +90,6 @@ actor Daemon {
             listening: environment.listening ?? .path(socketPath, mode: configuration.socket.mode),
             hardLimit: configuration.socket.clientHardLimit, queue: executor.queue, clock: clock, log: log)
         self.sessions = SessionTracker(monitor: sessions, queue: executor.queue, log: log)
-        geo = GeoService(
-            directories: configuration.geo.dataDirectories(executable: ProcessEnvironment.executablePath()),
-            zoneInfoDirectory: ProcessEnvironment.current()["TZDIR"] ?? "/usr/share/zoneinfo", log: log)
         features = FeatureRouter(
             queue: executor.queue, clock: clock, stateDirectory: stateStore?.directory,
             logger: logger)

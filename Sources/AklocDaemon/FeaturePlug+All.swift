@@ -1,4 +1,5 @@
 import AklocGeoClue
+import AklocGeoService
 import AklocMQTT
 import AklocPlaces
 import AklocTrack
@@ -9,6 +10,7 @@ extension FeaturePlug {
     /// the saved places, the gpsd source) and stopped in reverse. Adding a
     /// feature is its module and one line here (docs/architecture.md).
     static let all: [FeaturePlug] = [
+        FeaturePlug(GeoFeature.self, section: "geo") { $0.geo },
         FeaturePlug(PlacesFeature.self, section: "places") { _ in PlacesSettings() },
         FeaturePlug(MQTTFeature.self, section: "mqtt") { $0.mqtt },
         FeaturePlug(TrackFeature.self, section: "track") { $0.track },

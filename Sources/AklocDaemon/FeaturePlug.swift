@@ -37,6 +37,7 @@ struct PluggedFeature {
     let report: (inout DaemonStatus) -> Void
     let answer: (ClientRequest.Operation, RequestID?, FeatureClient) -> Result<[UInt8], ProtocolError>?
     let clientGone: (SubscriberID) -> Void
+    let refusal: (Engine.Request) -> ProtocolError?
 
     init<F: Feature>(_ section: String, _ feature: F, _ settings: @escaping (Configuration) -> F.Settings) {
         self.section = section
@@ -45,5 +46,6 @@ struct PluggedFeature {
         report = { feature.report(into: &$0) }
         answer = { feature.answer($0, id: $1, from: $2) }
         clientGone = { feature.clientGone($0) }
+        refusal = { feature.refusal(of: $0) }
     }
 }

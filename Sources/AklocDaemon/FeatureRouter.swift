@@ -118,6 +118,14 @@ final class FeatureRouter: FeatureHost {
         inDaemon { $0.engine.mayReceiveLocations(id) }
     }
 
+    func visibleLocation(for id: SubscriberID) -> Result<Location?, EngineError> {
+        inDaemon { $0.engine.visibleLocation(for: id) }
+    }
+
+    func describe(with describer: any LocationDescriber) {
+        inDaemon { $0.engine.describer = describer }
+    }
+
     var liveFix: Location? {
         inDaemon { $0.engine.isPaused ? nil : $0.engine.liveFix }
     }
@@ -170,6 +178,14 @@ final class FeatureRouter: FeatureHost {
     {
         for feature in features {
             if let answer = feature.answer(operation, id, client) { return answer }
+        }
+        return nil
+    }
+
+    /// The first feature's refusal of an engine request, nil when none refuses.
+    func refusal(of request: Engine.Request) -> ProtocolError? {
+        for feature in features {
+            if let error = feature.refusal(request) { return error }
         }
         return nil
     }

@@ -28,6 +28,10 @@ public protocol Feature: Component, SendableMetatype {
 
     /// A socket client left: forget what the feature kept for it.
     func clientGone(_ id: SubscriberID)
+
+    /// An engine request the feature knows cannot be served (a derived key
+    /// path without the geo data): the error it is answered with.
+    func refusal(of request: Engine.Request) -> ProtocolError?
 }
 
 extension Feature {
@@ -37,6 +41,7 @@ extension Feature {
         -> Result<[UInt8], ProtocolError>?
     { nil }
     public func clientGone(_ id: SubscriberID) {}
+    public func refusal(of request: Engine.Request) -> ProtocolError? { nil }
 }
 
 /// The socket client an op came from, as far as a feature needs to know.

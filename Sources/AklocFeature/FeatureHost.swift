@@ -39,6 +39,11 @@ public protocol FeatureHost: AnyObject {
     func mayReceiveLocations(_ id: SubscriberID) -> Bool
     /// The newest epoch while the source is up and not paused.
     var liveFix: Location? { get }
+    /// The current fix as one client may see it now (nil: none yet), or why not.
+    func visibleLocation(for id: SubscriberID) -> Result<Location?, EngineError>
+    /// Gives the engine what derives `myPlacemark`, `country` and
+    /// `timeZone` from a fix (the geo feature's lookups).
+    func describe(with describer: any LocationDescriber)
 
     /// Posts a fact for other features (the shared saved places…), kept as
     /// the latest of its type, as a retained message is.

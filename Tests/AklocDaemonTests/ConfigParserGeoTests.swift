@@ -1,3 +1,4 @@
+import AklocGeoService
 import Testing
 
 @testable import AklocDaemon
@@ -26,7 +27,7 @@ import Testing
 
     /// Unset, the data sits beside the prefix aklocd runs from, then where the package puts it.
     @Test func defaultDirectoriesFollowThePrefix() {
-        var geo = Configuration.Geo()
+        var geo = GeoSettings()
         #expect(
             geo.dataDirectories(executable: "/usr/local/bin/aklocd") == ["/usr/local/share/akloc", "/usr/share/akloc"])
         #expect(

@@ -1,28 +1,62 @@
 import AklocCore
+import AklocFeature
 import AklocGeo
 import AklocJSON
+import AklocPosix
 import AklocProtocol
 
-extension Daemon {
-    /// Hands the loaded lookups to the engine (the derived key paths).
-    func attachGeo() {
-        guard let lookups = geo.lookups else { return }
-        engine.describer = GeoDescriber(lookups: lookups, timeZones: geo.timeZones, mappings: geo.mappings)
+/// `[geo]` as a feature (DESIGN §9, docs/places.md): the geo lookups over
+/// the mapped data, the engine's describer for the derived key paths
+/// (`myPlacemark`, `country`, `timeZone`), and the ops `reverseGeocode`,
+/// `searchPlaces` and `countries`. Missing or damaged data is not fatal: the
+/// ops and the derived key paths answer `unavailable`, saying why.
+public final class GeoFeature: Feature {
+    public typealias Settings = GeoSettings
+
+    public var name: String { geo.name }
+    private let host: any FeatureHost
+    let geo: GeoService
+
+    public static func make(_ settings: GeoSettings, host: any FeatureHost) -> GeoFeature? {
+        GeoFeature(
+            service: GeoService(
+                directories: settings.dataDirectories(executable: ProcessEnvironment.executablePath()),
+                zoneInfoDirectory: ProcessEnvironment.current()["TZDIR"] ?? "/usr/share/zoneinfo",
+                log: { [weak host] level, message, fields in host?.log(level, message, fields) }),
+            host: host)
     }
 
-    /// The reply to `reverseGeocode`, `searchPlaces` or `countries`
-    /// (docs/places.md, docs/countries.md). Lookups on the current fix need
-    /// what `get myLocation` needs; lookups of a given point or code need nothing.
-    func geoReply(id: RequestID?, _ request: GeoRequest, for client: SubscriberID) -> [UInt8] {
+    init(service: GeoService, host: any FeatureHost) {
+        geo = service
+        self.host = host
+    }
+
+    public func start() throws(ComponentError) {
+        try geo.start()
+        // The derived key paths.
+        guard let lookups = geo.lookups else { return }
+        host.describe(with: GeoDescriber(lookups: lookups, timeZones: geo.timeZones, mappings: geo.mappings))
+    }
+
+    public func stop() { geo.stop() }
+
+    public func apply(_ settings: GeoSettings) {
+        host.log(.notice, "[geo] applies at the next restart; the geo data stays as loaded")
+    }
+
+    public func answer(_ operation: ClientRequest.Operation, id: RequestID?, from client: FeatureClient)
+        -> Result<[UInt8], ProtocolError>?
+    {
+        guard case .geo(let request) = operation else { return nil }
         do throws(ProtocolError) {
-            return ServerEncoder.reply(id: id, result: try geoResult(request, for: client))
+            return .success(ServerEncoder.reply(id: id, result: try geoResult(request, for: client.id)))
         } catch {
-            return ServerEncoder.reply(id: id, error: error)
+            return .failure(error)
         }
     }
 
     /// Observing or getting a derived key path without geo data: `unavailable`, saying why.
-    func geoRefusal(_ request: Engine.Request) -> ProtocolError? {
+    public func refusal(of request: Engine.Request) -> ProtocolError? {
         guard geo.lookups == nil else { return nil }
         switch request {
         case .observe(let keyPath, _, _, _), .get(let keyPath):
@@ -32,13 +66,16 @@ extension Daemon {
         }
     }
 
-    func geoResult(_ request: GeoRequest, for id: SubscriberID) throws(ProtocolError) -> JSONValue {
+    /// The result of `reverseGeocode`, `searchPlaces` or `countries`
+    /// (docs/places.md, docs/countries.md). Lookups on the current fix need
+    /// what `get myLocation` needs; lookups of a given point or code need nothing.
+    private func geoResult(_ request: GeoRequest, for id: SubscriberID) throws(ProtocolError) -> JSONValue {
         let lookups = try geo.available()
         switch request {
         case .reverseGeocode(let coordinate):
             let point: Coordinate
             // The zone's offset now (DESIGN §9), whatever the fix's age.
-            let time = clock.wallNow()
+            let time = host.clock.wallNow()
             if let coordinate {
                 point = Coordinate(latitude: coordinate.latitude, longitude: coordinate.longitude)
             } else {
@@ -59,7 +96,7 @@ extension Daemon {
             let placemarks = try GeoService.answer {
                 try lookups.search(query, near: center, within: center == nil ? 0 : within, limit: limit)
             }
-            let now = clock.wallNow().secondsSince1970
+            let now = host.clock.wallNow().secondsSince1970
             let zones = geo.timeZones
             return [
                 "places": .array(
@@ -89,7 +126,7 @@ extension Daemon {
 
     /// The current fix as this client may see it (nil: none), or `notAuthorized`.
     private func currentFix(for id: SubscriberID) throws(ProtocolError) -> Location? {
-        switch engine.visibleLocation(for: id) {
+        switch host.visibleLocation(for: id) {
         case .success(let fix): return fix
         case .failure(let error): throw ProtocolError(error)
         }
