@@ -11,10 +11,16 @@ public struct CodedError<C: CodedErrorCode>: Error, Hashable, Sendable, CustomSt
 
     public var code: C
     public var message: String
+    /// The one input the error is about, when there is one, spelt as the
+    /// input spells it: a request member (`near`), a policy member
+    /// (`minInterval`). What a wire error names; not printed (the message
+    /// says it in words).
+    public var subject: String?
 
-    public init(_ code: C, _ message: String) {
+    public init(_ code: C, _ message: String, subject: String? = nil) {
         self.code = code
         self.message = message
+        self.subject = subject
     }
 
     public var description: String { "\(message) [\(code.rawValue)]" }

@@ -158,22 +158,15 @@ extension Engine {
 }
 
 /// Errors the engine answers requests with. `code` is the stable wire code.
-public struct EngineError: Error, Hashable, Sendable {
-    public enum Code: String, Sendable, Hashable {
-        case notAuthorized
-        case unknownKeyPath
-        case badRequest
-        case timeout
-        case unavailable
-    }
+public typealias EngineError = CodedError<EngineErrorCode>
 
-    public var code: Code
-    public var message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
+/// The stable codes of `EngineError`, each one of the wire's.
+public enum EngineErrorCode: String, CodedErrorCode {
+    case notAuthorized
+    case unknownKeyPath
+    case badRequest
+    case timeout
+    case unavailable
 }
 
 /// What survives a restart (DESIGN §5); the shell stores it atomically.

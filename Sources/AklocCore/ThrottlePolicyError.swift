@@ -1,33 +1,32 @@
-/// Why a `ThrottlePolicy` was rejected. `code` is stable (it may reach logs and
-/// scripts); `message` is for people.
-public struct ThrottlePolicyError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Code: String, Hashable, Sendable {
-        /// NaN or infinite.
-        case notFinite
-        case negative
-        /// An interval beyond `ThrottlePolicy.intervalLimit`.
-        case tooLarge
-        case minAboveMax
+/// Why a `ThrottlePolicy` was rejected; `member` names the policy member.
+public typealias ThrottlePolicyError = CodedError<ThrottlePolicyErrorCode>
+
+/// The stable codes of `ThrottlePolicyError`.
+public enum ThrottlePolicyErrorCode: String, CodedErrorCode {
+    /// NaN or infinite.
+    case notFinite
+    case negative
+    /// An interval beyond `ThrottlePolicy.intervalLimit`.
+    case tooLarge
+    case minAboveMax
+}
+
+/// A policy member, spelt as on the wire.
+public enum ThrottlePolicyMember: String, Hashable, Sendable {
+    case updateSpeed
+    case minInterval
+    case maxInterval
+    case distanceFilter
+    case desiredAccuracy
+}
+
+extension CodedError where C == ThrottlePolicyErrorCode {
+    public typealias Member = ThrottlePolicyMember
+
+    public init(_ code: C, _ member: Member, _ message: String) {
+        self.init(code, message, subject: member.rawValue)
     }
 
-    /// The policy member at fault, spelt as on the wire.
-    public enum Member: String, Hashable, Sendable {
-        case updateSpeed
-        case minInterval
-        case maxInterval
-        case distanceFilter
-        case desiredAccuracy
-    }
-
-    public var code: Code
-    public var member: Member
-    public var message: String
-
-    public init(_ code: Code, _ member: Member, _ message: String) {
-        self.code = code
-        self.member = member
-        self.message = message
-    }
-
-    public var description: String { "invalid throttle policy (\(code.rawValue)): \(message)" }
+    /// The member at fault.
+    public var member: Member? { subject.flatMap(Member.init(rawValue:)) }
 }

@@ -1,3 +1,4 @@
+import AklocCore
 import AklocPosix
 import CSystemd
 import Glibc
@@ -21,7 +22,7 @@ public enum ListenFDs {
         do {
             count = try Syscall.retryingNegativeErrnoOnEINTR { sd_listen_fds(1) }
         } catch {
-            throw ListenFDsError(.environment, "sd_listen_fds failed: \(error)", errno: error)
+            throw ListenFDsError(.environment, "sd_listen_fds failed: \(error)")
         }
         return (0..<count).map { firstDescriptor + $0 }
     }
@@ -52,7 +53,7 @@ public enum ListenFDs {
                 sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0)
             }
         } catch {
-            throw ListenFDsError(.badDescriptor, "descriptor \(fd) cannot be inspected: \(error)", errno: error)
+            throw ListenFDsError(.badDescriptor, "descriptor \(fd) cannot be inspected: \(error)")
         }
         guard result == 0 else { return }
         throw ListenFDsError(
@@ -62,29 +63,17 @@ public enum ListenFDs {
     }
 }
 
-/// Why the activated descriptors cannot be served.
-public struct ListenFDsError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Code: String, Hashable, Sendable {
-        /// `LISTEN_FDS`/`LISTEN_PID` are malformed or a descriptor is invalid.
-        case environment
-        /// More than one descriptor was passed.
-        case tooManyDescriptors
-        /// The descriptor could not be inspected (e.g. it is not open).
-        case badDescriptor
-        /// A socket, but not a listening `AF_UNIX` `SOCK_STREAM` one.
-        case notUnixStreamListener
-    }
+/// Why the activated descriptors cannot be served; a failed call's errno is in the message.
+public typealias ListenFDsError = CodedError<ListenFDsErrorCode>
 
-    public var code: Code
-    public var message: String
-    /// The underlying error, when a call failed.
-    public var errno: Errno?
-
-    public init(_ code: Code, _ message: String, errno: Errno? = nil) {
-        self.code = code
-        self.message = message
-        self.errno = errno
-    }
-
-    public var description: String { "\(code.rawValue): \(message)" }
+/// The stable codes of `ListenFDsError`.
+public enum ListenFDsErrorCode: String, CodedErrorCode {
+    /// `LISTEN_FDS`/`LISTEN_PID` are malformed or a descriptor is invalid.
+    case environment
+    /// More than one descriptor was passed.
+    case tooManyDescriptors
+    /// The descriptor could not be inspected (e.g. it is not open).
+    case badDescriptor
+    /// A socket, but not a listening `AF_UNIX` `SOCK_STREAM` one.
+    case notUnixStreamListener
 }
