@@ -1,11 +1,9 @@
+import AklocGPSD
 import AklocProtocol
 
 /// `aklocd`'s command line. Parsing is pure so every error path is testable;
 /// values given here override the config file.
 public struct DaemonOptions: Hashable, Sendable {
-    public static let defaultConfigPath = "/etc/akloc/akloc.conf"
-    public static let defaultStateDirectory = "/var/lib/akloc"
-
     public var socketPath: String?
     public var gpsd: String?
     public var configPath: String?
@@ -30,9 +28,9 @@ public struct DaemonOptions: Hashable, Sendable {
         options:
           --socket PATH        socket to serve (default \(DefaultSocket.path), or
                                $AKLOC_SOCKET; ignored under socket activation)
-          --gpsd HOST:PORT     gpsd to read (default 127.0.0.1:2947)
-          --config PATH        config file (default \(defaultConfigPath))
-          --state-dir DIR      state directory (default \(defaultStateDirectory))
+          --gpsd HOST:PORT     gpsd to read (default \(GPSDEndpoint()))
+          --config PATH        config file (default \(Configuration.defaultPath))
+          --state-dir DIR      state directory (default \(StateStore.defaultDirectory))
           --log-level LEVEL    debug, info, notice, warning or error (default info)
           --check-config       validate the config file and exit
           --version            print the version and exit
