@@ -113,7 +113,7 @@ let package = Package(
             name: "where-am-i-swift", dependencies: ["AKLocationManager"], path: "Examples/where-am-i-swift"),
         .target(
             name: "AklocTestSupport",
-            dependencies: ["AklocCore", "AklocPosix", "AklocProtocol"],
+            dependencies: ["AklocCore", "AklocPosix", "AklocProtocol", "AklocSystemd"],
             path: "Tests/AklocTestSupport"
         ),
         // The benchmark harness (issue 7, `make bench`); CBench wraps epoll for it, and holds the

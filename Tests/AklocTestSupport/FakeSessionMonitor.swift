@@ -1,4 +1,5 @@
 import AklocPosix
+import AklocSystemd
 import Dispatch
 import Synchronization
 
