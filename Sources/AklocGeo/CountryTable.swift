@@ -142,6 +142,14 @@ public struct CountryTable: Sendable {
         return countries.filter { $0.phoneCode == wanted }.sorted { $0.name < $1.name }
     }
 
+    /// The query's rule (at most `maximumQueryLength` characters, a letter
+    /// or digit once folded), public so a request is refused for it before
+    /// the lookup runs; the folded query when it passes.
+    public static func checkQuery(_ query: String, field: String = "query") throws(GeoQueryError) -> String {
+        try GeoQueryError.checkedQuery(
+            query, field: field, maxBytes: maximumQueryLength * 4, maxCharacters: maximumQueryLength)
+    }
+
     /// Countries whose code equals the query, or one of whose names
     /// (localized ones too, with a catalog) has a word, or run of words,
     /// starting with it; folded for case and diacritics. Code matches
@@ -150,14 +158,7 @@ public struct CountryTable: Sendable {
     public func countries(
         matching query: String, catalog: MessageCatalog? = nil, field: String = "query"
     ) throws(GeoQueryError) -> [Country] {
-        guard query.utf8.count <= Self.maximumQueryLength * 4, query.count <= Self.maximumQueryLength else {
-            throw GeoQueryError(
-                .queryTooLong, field: field, "\(field) is longer than \(Self.maximumQueryLength) characters")
-        }
-        let folded = FoldedText(TextFolding.fold(query))
-        guard !folded.text.isEmpty else {
-            throw GeoQueryError(.emptyQuery, field: field, "\(field) has no letters or digits")
-        }
+        let folded = FoldedText(try Self.checkQuery(query, field: field))
         var ranked: [(rank: Int, country: Country)] = []
         for (index, keys) in searchKeys.enumerated() {
             let name = countries[index].name

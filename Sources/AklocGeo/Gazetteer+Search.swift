@@ -5,6 +5,13 @@ extension Gazetteer {
     public static let maxQueryBytes = 256
     public static let maxLimit = 100
 
+    /// The query's rule (at most `maxQueryBytes`, a letter or digit once
+    /// folded), public so a request is refused for it before the lookup
+    /// runs; the folded query when it passes.
+    public static func checkQuery(_ query: String) throws(GeoQueryError) -> String {
+        try GeoQueryError.checkedQuery(query, field: "query", maxBytes: maxQueryBytes)
+    }
+
     /// How a place's names met the query; better matches sort first.
     public enum Match: Int, Comparable, Sendable {
         /// The query is the whole folded name or alternate name.
@@ -31,13 +38,7 @@ extension Gazetteer {
     public func searchPlaces(
         _ query: String, near: Coordinate?, within: Double = 10_000, limit: Int = 10
     ) throws -> [SearchResult] {
-        guard query.utf8.count <= Self.maxQueryBytes else {
-            throw GeoQueryError(.queryTooLong, field: "query", "query is longer than \(Self.maxQueryBytes) bytes")
-        }
-        let folded = Array(TextFolding.fold(query).utf8)
-        guard !folded.isEmpty else {
-            throw GeoQueryError(.emptyQuery, field: "query", "query has no letters or digits")
-        }
+        let folded = Array(try Self.checkQuery(query).utf8)
         guard limit >= 1, limit <= Self.maxLimit else {
             throw GeoQueryError(.badLimit, field: "limit", "limit must be 1 to \(Self.maxLimit)")
         }

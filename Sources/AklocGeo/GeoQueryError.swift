@@ -28,4 +28,20 @@ extension CodedError where C == GeoQueryErrorCode {
         }
         return coordinate
     }
+
+    /// A search query: at most `maxBytes` (and `maxCharacters`), with a
+    /// letter or digit once folded; returns the folded form.
+    static func checkedQuery(
+        _ query: String, field: String, maxBytes: Int, maxCharacters: Int? = nil
+    ) throws(GeoQueryError) -> String {
+        guard query.utf8.count <= maxBytes, query.count <= maxCharacters ?? .max else {
+            let limit = maxCharacters.map { "\($0) characters" } ?? "\(maxBytes) bytes"
+            throw GeoQueryError(.queryTooLong, field: field, "\(field) is longer than \(limit)")
+        }
+        let folded = TextFolding.fold(query)
+        guard !folded.isEmpty else {
+            throw GeoQueryError(.emptyQuery, field: field, "\(field) has no letters or digits")
+        }
+        return folded
+    }
 }

@@ -27,15 +27,10 @@ public struct SavedPlace: Hashable, Sendable {
         name: String, coordinate: Coordinate, radius: Double = SavedPlace.defaultRadius, owner: UInt32,
         createdAt: FixTime, note: String? = nil, shared: Bool = false
     ) throws(GeoQueryError) {
-        try Self.check(text: name, field: "name", limit: Self.maxNameLength)
-        guard name.contains(where: { !$0.isWhitespace }) else {
-            throw GeoQueryError(.emptyName, field: "name", "name must have a character other than spaces")
-        }
+        try Self.checkName(name)
         _ = try GeoQueryError.checked(coordinate, field: "coordinate")
-        guard radius.isFinite, Self.radiusRange.contains(radius) else {
-            throw GeoQueryError(.badRadius, field: "radius", "radius must be 1 to 100000 m")
-        }
-        if let note { try Self.check(text: note, field: "note", limit: Self.maxNoteLength, allowEmpty: true) }
+        try Self.checkRadius(radius)
+        if let note { try Self.checkNote(note) }
         self.name = name
         self.coordinate = coordinate
         self.radius = radius
@@ -43,6 +38,28 @@ public struct SavedPlace: Hashable, Sendable {
         self.createdAt = createdAt
         self.note = note
         self.shared = shared
+    }
+
+    /// 1–64 characters, not all spaces, no control characters. The rules
+    /// of a place's own values are public so a request can be refused for
+    /// them before anything else is looked at (docs/protocol.md).
+    public static func checkName(_ name: String, field: String = "name") throws(GeoQueryError) {
+        try check(text: name, field: field, limit: maxNameLength)
+        guard name.contains(where: { !$0.isWhitespace }) else {
+            throw GeoQueryError(.emptyName, field: field, "\(field) must have a character other than spaces")
+        }
+    }
+
+    /// 1 m to 100 km.
+    public static func checkRadius(_ radius: Double) throws(GeoQueryError) {
+        guard radius.isFinite, radiusRange.contains(radius) else {
+            throw GeoQueryError(.badRadius, field: "radius", "radius must be 1 to 100000 m")
+        }
+    }
+
+    /// At most 1024 characters, no control characters; may be empty.
+    public static func checkNote(_ note: String) throws(GeoQueryError) {
+        try check(text: note, field: "note", limit: maxNoteLength, allowEmpty: true)
     }
 
     private static func check(
@@ -55,7 +72,7 @@ public struct SavedPlace: Hashable, Sendable {
         // clusters characters, and a stored name never grows.
         guard text.unicodeScalars.count <= limit else {
             throw GeoQueryError(
-                field == "note" ? .noteTooLong : .nameTooLong, field: field,
+                allowEmpty ? .noteTooLong : .nameTooLong, field: field,
                 "\(field) is longer than \(limit) characters")
         }
         if let bad = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {

@@ -1,3 +1,4 @@
+import AklocGeo
 import AklocJSON
 
 /// The geo lookup ops of DESIGN §9 (docs/places.md, docs/countries.md),
@@ -32,11 +33,7 @@ public enum GeoRequest: Sendable, Hashable {
     /// Half the Earth's circumference: anything farther is "anywhere" anyway.
     public static let maximumWithin = 20_038_000.0
     public static let defaultLimit = 10
-    public static let maximumLimit = 100
-    /// Longest place query, UTF-8 bytes (the gazetteer's bound).
-    public static let maximumQueryBytes = 256
-    /// Longest country query, UTF-8 bytes (no country name comes close).
-    public static let maximumCountryQueryBytes = 100
+    public static let maximumLimit = Gazetteer.maxLimit
 }
 
 /// A point as requests carry it: `{"latitude":…,"longitude":…}`.

@@ -1,10 +1,12 @@
 import AklocCore
+import AklocGeo
 import AklocJSON
 
-/// The saved-place and region ops (DESIGN §9), decoded. The rules of a place
-/// (name length, radius range) belong to `SavedPlace` in AklocGeo; this
-/// layer checks only the shape of the request: known members, types, and a
-/// coordinate on the Earth.
+/// The saved-place and region ops (DESIGN §9), decoded and checked: known
+/// members, types, a coordinate on the Earth, and the rules of a place's own
+/// values (`SavedPlace`'s name, radius and note rules in AklocGeo), so the
+/// daemon never sees an argument it would refuse and answers a bad one with
+/// `badRequest` naming it before it looks at a fix or a right.
 public enum PlacesRequest: Sendable, Equatable {
     case savePlace(PlaceDraft)
     case places
@@ -70,7 +72,9 @@ extension PlacesRequest {
         }
         switch op {
         case "savePlace":
-            var draft = PlaceDraft(name: try string(members, "name")!)
+            let name = try string(members, "name")!
+            try ProtocolError.checking { () throws(GeoQueryError) in try SavedPlace.checkName(name) }
+            var draft = PlaceDraft(name: name)
             if let value = members["coordinate"], value != .null {
                 guard case .object(let coordinate) = value else {
                     throw ProtocolError(.badRequest, "\"coordinate\" must be an object, not \(value.typeName)")
@@ -86,9 +90,13 @@ extension PlacesRequest {
                 guard let radius = value.doubleValue else {
                     throw ProtocolError(.badRequest, "\"radius\" must be a number of metres, not \(value.typeName)")
                 }
+                try ProtocolError.checking { () throws(GeoQueryError) in try SavedPlace.checkRadius(radius) }
                 draft.radius = radius
             }
             draft.note = try string(members, "note", required: false)
+            if let note = draft.note {
+                try ProtocolError.checking { () throws(GeoQueryError) in try SavedPlace.checkNote(note) }
+            }
             if let value = members["shared"], value != .null {
                 guard case .bool(let flag) = value else {
                     throw ProtocolError(.badRequest, "\"shared\" must be true or false, not \(value.typeName)")
@@ -99,7 +107,9 @@ extension PlacesRequest {
         case "places":
             return .places
         case "deletePlace":
-            return .deletePlace(name: try string(members, "name")!)
+            let name = try string(members, "name")!
+            try ProtocolError.checking { () throws(GeoQueryError) in try SavedPlace.checkName(name) }
+            return .deletePlace(name: name)
         case "startMonitoring":
             return .startMonitoring(names: try names(members["places"]))
         default:
@@ -137,6 +147,7 @@ extension PlacesRequest {
             guard case .string(let name) = element else {
                 throw ProtocolError(.badRequest, "\"places\" must hold strings, not \(element.typeName)")
             }
+            try ProtocolError.checking { () throws(GeoQueryError) in try SavedPlace.checkName(name, field: "places") }
             names.append(name)
         }
         return names

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocGeo
 import AklocJSON
 
 /// A request's `id`, echoed verbatim in its reply: a number or a string.
@@ -110,5 +111,21 @@ extension ProtocolError {
         -> ProtocolError
     {
         ProtocolError(.forbidden, "\(operation.name) needs root or the \(adminGroup) group", id: id)
+    }
+}
+
+extension ProtocolError {
+    /// A refused argument of a place or a geo lookup: `badRequest` naming its field.
+    public init(_ error: GeoQueryError, id: RequestID? = nil) {
+        self.init(.badRequest, "\"\(error.field)\": \(error.message)", id: id)
+    }
+
+    /// Runs one of AklocGeo's argument rules, as a request error.
+    static func checking<T>(_ rule: () throws(GeoQueryError) -> T) throws(ProtocolError) -> T {
+        do {
+            return try rule()
+        } catch {
+            throw ProtocolError(error)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import AklocGeo
 import AklocJSON
 
 extension GeoRequest {
@@ -13,7 +14,7 @@ extension GeoRequest {
             return .reverseGeocode(coordinate: try args.point("coordinate"))
         case "searchPlaces":
             try args.only(["query", "near", "within", "limit"])
-            let query = try args.query("query", maximumBytes: maximumQueryBytes)
+            let query = try args.query("query") { (text) throws(GeoQueryError) in try Gazetteer.checkQuery(text) }
             let near = try args.point("near")
             var within = defaultWithin
             if let value = try args.number("within") {
@@ -47,8 +48,9 @@ extension GeoRequest {
             }
             var locale: String?
             if let text = try args.string("locale") {
-                guard !text.isEmpty, text.utf8.count <= 32 else {
-                    throw ProtocolError(.badRequest, "\"locale\" must be a locale name such as \"de\" or \"pt_BR\"")
+                guard MessageCatalog.candidatePaths(locale: text) != nil else {
+                    throw ProtocolError(
+                        .badRequest, "\"locale\" must be a locale name such as \"de\" or \"pt_BR\", not \(shown(text))")
                 }
                 locale = text
             }
@@ -71,7 +73,8 @@ extension GeoRequest {
                 }
                 selector = .phoneCode(phone)
             } else if members["query"] != nil, members["query"] != .null {
-                selector = .query(try args.query("query", maximumBytes: maximumCountryQueryBytes))
+                selector = .query(
+                    try args.query("query") { (text) throws(GeoQueryError) in try CountryTable.checkQuery(text) })
             } else {
                 selector = .all
             }
@@ -121,17 +124,10 @@ private struct GeoArguments {
         return number
     }
 
-    /// A required query: a string of at most `maximumBytes` with a letter or digit.
-    func query(_ name: String, maximumBytes: Int) throws(ProtocolError) -> String {
+    /// A required query, checked by the lookup's own rule (`check`).
+    func query(_ name: String, _ check: (String) throws(GeoQueryError) -> String) throws(ProtocolError) -> String {
         guard let text = try string(name) else { throw ProtocolError(.badRequest, "missing \"\(name)\"") }
-        guard text.utf8.count <= maximumBytes else {
-            throw ProtocolError(
-                .badRequest, "\"\(name)\" is \(text.utf8.count) bytes; at most \(maximumBytes) are accepted")
-        }
-        guard text.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil })
-        else {
-            throw ProtocolError(.badRequest, "\"\(name)\" is empty: it needs a letter or digit")
-        }
+        _ = try ProtocolError.checking { () throws(GeoQueryError) in try check(text) }
         return text
     }
 

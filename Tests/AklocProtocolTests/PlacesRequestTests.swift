@@ -49,6 +49,21 @@ import Testing
         (#"{"op":"places","owner":0}"#, "owner"),
         (#"{"op":"startMonitoring","places":"Haven"}"#, "places"),
         (#"{"op":"startMonitoring","places":[1]}"#, "places"),
+        // A place's own rules (SavedPlace's), checked here so the daemon never
+        // answers for its state first: no fix, no right, no such place.
+        (#"{"op":"savePlace","name":""}"#, "\"name\""),
+        (#"{"op":"savePlace","name":"   ","shared":true}"#, "\"name\""),
+        (#"{"op":"savePlace","name":"\#(String(repeating: "n", count: 65))"}"#, "\"name\""),
+        (#"{"op":"savePlace","name":"bell\u0007"}"#, "\"name\""),
+        (#"{"op":"savePlace","name":"","radius":0}"#, "\"name\""),
+        (#"{"op":"savePlace","name":"a","radius":0,"note":"\u0000"}"#, "\"radius\""),
+        (#"{"op":"savePlace","name":"a","radius":1e9}"#, "\"radius\""),
+        (#"{"op":"savePlace","name":"a","note":"\#(String(repeating: "x", count: 1025))"}"#, "\"note\""),
+        (#"{"op":"savePlace","name":"a","note":"tab\there\u001b"}"#, "\"note\""),
+        (#"{"op":"deletePlace","name":""}"#, "\"name\""),
+        (#"{"op":"deletePlace","name":"\#(String(repeating: "n", count: 65))"}"#, "\"name\""),
+        (#"{"op":"startMonitoring","places":["Haven",""]}"#, "\"places\""),
+        (#"{"op":"stopMonitoring","places":["line\nbreak"]}"#, "\"places\""),
     ])
     func badRequestsNameTheField(line: String, field: String) {
         switch decode(line) {
@@ -73,7 +88,7 @@ import Testing
     @Test func encodedLinesDecodeToTheSameRequest() throws {
         let requests: [PlacesRequest] = [
             .savePlace(
-                PlaceDraft(name: "Ha\"ven\n", latitude: -33.5, longitude: 151.25, radius: 1, note: "é", shared: true)),
+                PlaceDraft(name: "Ha\"ven\\", latitude: -33.5, longitude: 151.25, radius: 1, note: "é", shared: true)),
             .savePlace(PlaceDraft(name: "Here")),
             .places, .deletePlace(name: "x"), .startMonitoring(names: ["a", "b"]), .startMonitoring(names: nil),
             .stopMonitoring(names: []),

@@ -207,6 +207,16 @@ struct PlacesTests {
         // The current fix is needed when no coordinate is given.
         let here = try client.request("savePlace", ["name": "Here"])
         #expect(here.errorCode == "unavailable", "\(here)")
+        // Bad input is named first, before the fix, a right or a place is looked at.
+        for (op, arguments, field) in [
+            ("savePlace", ["name": ""], "\"name\""), ("savePlace", ["name": " ", "shared": true], "\"name\""),
+            ("deletePlace", ["name": ""], "\"name\""),
+            ("startMonitoring", ["places": ["Nowhere", "\u{7}"]], "\"places\""),
+        ] as [(String, [String: Any], String)] {
+            let reply = try client.request(op, arguments)
+            #expect(
+                reply.errorCode == "badRequest" && Self.message(reply).contains(field), "\(op) \(arguments): \(reply)")
+        }
         // Unknown names.
         #expect(try client.request("deletePlace", ["name": "Nowhere"]).errorCode == "notFound")
         #expect(try client.request("startMonitoring", ["places": ["Nowhere"]]).errorCode == "notFound")
