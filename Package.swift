@@ -113,7 +113,7 @@ let package = Package(
             name: "where-am-i-swift", dependencies: ["AKLocationManager"], path: "Examples/where-am-i-swift"),
         .target(
             name: "AklocTestSupport",
-            dependencies: ["AklocCore", "AklocPosix", "AklocProtocol", "AklocSystemd"],
+            dependencies: ["AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol", "AklocSystemd"],
             path: "Tests/AklocTestSupport"
         ),
         // The benchmark harness (issue 7, `make bench`); CBench wraps epoll for it, and holds the
@@ -137,10 +137,16 @@ let package = Package(
         .testTarget(name: "AklocGeoTests", dependencies: ["AklocGeo", "AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocGeoService", "AklocTestSupport"]),
-        .testTarget(name: "AklocPlacesTests", dependencies: ["AklocPlaces", "AklocTestSupport"]),
-        .testTarget(name: "AklocTrackTests", dependencies: ["AklocTrack", "AklocPosix", "AklocTestSupport"]),
-        .testTarget(name: "AklocGeoClueTests", dependencies: ["AklocGeoClue", "AklocTestSupport"]),
-        .testTarget(name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocPosix", "AklocTestSupport"]),
+        // Each feature against Tests/AklocTestSupport's FakeHost, on virtual time.
+        .testTarget(name: "AklocPlacesTests", dependencies: ["AklocPlaces", "AklocFeature", "AklocTestSupport"]),
+        .testTarget(
+            name: "AklocGeoServiceTests", dependencies: ["AklocGeoService", "AklocFeature", "AklocTestSupport"]),
+        .testTarget(
+            name: "AklocTrackTests", dependencies: ["AklocTrack", "AklocFeature", "AklocPosix", "AklocTestSupport"]),
+        .testTarget(
+            name: "AklocGeoClueTests", dependencies: ["AklocGeoClue", "AklocFeature", "AklocPosix", "AklocTestSupport"]),
+        .testTarget(
+            name: "AklocMQTTTests", dependencies: ["AklocMQTT", "AklocFeature", "AklocPosix", "AklocTestSupport"]),
         .testTarget(
             name: "AKLocationManagerTests", dependencies: ["AKLocationManager", "AklocTestSupport"]),
         .testTarget(
