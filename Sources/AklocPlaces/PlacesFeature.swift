@@ -81,6 +81,15 @@ public final class PlacesFeature: Feature {
     }
 
     private func save(_ draft: PlaceDraft, for client: FeatureClient) -> Result<SavedPlace, ProtocolError> {
+        // The arguments before the right or the fix: a bad one is named, not
+        // hidden behind "no current fix" (docs/protocol.md).
+        do throws(GeoQueryError) {
+            try SavedPlace.checkName(draft.name)
+            if let radius = draft.radius { try SavedPlace.checkRadius(radius) }
+            if let note = draft.note { try SavedPlace.checkNote(note) }
+        } catch {
+            return .failure(ProtocolError(error))
+        }
         if draft.shared, !client.isAdmin {
             return .failure(ProtocolError(.forbidden, "a shared place needs root or the admin group"))
         }
@@ -107,7 +116,7 @@ public final class PlacesFeature: Feature {
                     name: draft.name, coordinate: coordinate, radius: draft.radius ?? SavedPlace.defaultRadius,
                     owner: client.uid, createdAt: host.clock.wallNow(), note: draft.note, shared: draft.shared))
         } catch {
-            return .failure(ProtocolError(.badRequest, "\"\(error.field)\": \(error.message)"))
+            return .failure(ProtocolError(error))
         }
         let wasShared = places.owned(by: place.owner).contains { $0.name == place.name && $0.shared }
         return commit(changed, owner: client.uid, shared: draft.shared || wasShared).map { place }
