@@ -10,7 +10,7 @@ extension Daemon {
             identify: { [weak self] credentials in
                 self?.assumeIsolated { daemon in
                     let identity = daemon.identity(uid: credentials.uid, gid: credentials.gid)
-                    return (identity, daemon.authorizer.isAdmin(identity))
+                    return (identity, daemon.settings.authorizer.isAdmin(identity))
                 } ?? (Authorizer.Identity(uid: credentials.uid, userName: nil, groupNames: []), false)
             },
             admitted: { [weak self] id in self?.assumeIsolated { $0.admitted(id) } },
@@ -35,7 +35,7 @@ extension Daemon {
     /// from NSS, except for the uids it decides by number (root).
     func identity(uid: UInt32, gid: UInt32) -> Authorizer.Identity {
         guard Authorizer.needsNames(uid) else { return Authorizer.Identity(uid: uid, userName: nil, groupNames: []) }
-        return users.identity(uid: uid, gid: gid)
+        return settings.users.identity(uid: uid, gid: gid)
     }
 
     /// What akloc's rules give a uid that cannot ask (a feature's user peer,
@@ -43,10 +43,10 @@ extension Daemon {
     /// what `[authorization] default` would grant it, without storing it
     /// (GeoClue would ask its agent here).
     func grantedStatus(uid: UInt32, gid: UInt32) -> AuthorizationStatus {
-        let status = authorizer.status(
+        let status = settings.authorizer.status(
             for: identity(uid: uid, gid: gid), decisions: engine.persistentState.authorizationDecisions)
         guard status == .notDetermined else { return status }
-        switch authorizer.defaultGrant {
+        switch settings.authorizer.defaultGrant {
         case .always: return .authorizedAlways
         case .whenInUse: return .authorizedWhenInUse
         case nil: return .denied
@@ -58,7 +58,7 @@ extension Daemon {
         guard let client = server.clients[id] else { return }
         let credentials = client.credentials
         counters.connectionsAccepted += 1
-        let status = authorizer.status(
+        let status = settings.authorizer.status(
             for: client.identity, decisions: engine.persistentState.authorizationDecisions)
         sessions.clientArrived(uid: credentials.uid)
         log(
@@ -78,7 +78,7 @@ extension Daemon {
 
     /// The client went away (or had to): forget its requests, tell the engine.
     private func clientGone(_ id: SubscriberID, _ credentials: UnixStreamSocket.Credentials) {
-        pendingRequests = pendingRequests.filter { $0.value.client != id }
+        inFlight.requests = inFlight.requests.filter { $0.value.client != id }
         features.clientGone(id)
         sessions.clientLeft(uid: credentials.uid)
         run(.disconnect(id))

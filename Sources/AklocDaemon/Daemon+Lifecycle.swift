@@ -13,10 +13,10 @@ extension Daemon {
     func start(activatedFD: Int32?, handlingSignals: Bool = true) throws(ComponentError) {
         if let activatedFD {
             server.listening = .activated(activatedFD)
-            activatedSocket = true
+            settings.activated = true
         }
         features.daemon = self
-        engineTimer = clock.makeTimer { [weak self] in self?.assumeIsolated { $0.run(.tick) } }
+        lifecycle.engineTimer = clock.makeTimer { [weak self] in self?.assumeIsolated { $0.run(.tick) } }
 
         // Not SIG_IGN first: on Linux libdispatch installs its own handler
         // when it registers a signal source, and until then an ignored
@@ -31,10 +31,10 @@ extension Daemon {
             // or reload systemd sends after READY=1 is always handled.
             signalSource.setRegistrationHandler { [weak self] in
                 unregistered -= 1
-                if unregistered == 0 { self?.assumeIsolated { $0.serviceReady() } }
+                if unregistered == 0 { self?.assumeIsolated { $0.service.ready() } }
             }
             signalSource.activate()
-            signalSources.append(signalSource)
+            lifecycle.signalSources.append(signalSource)
         }
         try? Signal.pipe.setDisposition(.ignore)
 
@@ -49,13 +49,13 @@ extension Daemon {
         components = ComponentGroup([sessions, server]) { [logger] error in logger.log(.error, "\(error)", [:]) }
         try components.start()
         try startSource()
-        for feature in features.plug(environment.features, configuration) { try components.append(feature) }
+        for feature in features.plug(settings.configuration) { try components.append(feature) }
         switch server.listening {
         case .activated: log(.notice, "serving the socket systemd passed")
         case .path(let path, _): log(.notice, "serving \(path)")
         case .none: log(.notice, "serving in-memory clients")
         }
-        if signals.isEmpty { serviceReady() }
+        if signals.isEmpty { service.ready() }
     }
 
     enum SignalAction: Sendable {
@@ -72,25 +72,23 @@ extension Daemon {
 
     /// SIGTERM/SIGINT: clients hear `daemonStopping`, state is flushed, exit 0.
     func stop() {
-        guard !stopping else { return }
+        guard !lifecycle.stopping else { return }
         shutDown()
         exit(0)
     }
 
     /// Everything `stop` does but exit (in-process tests end a daemon with it).
     func shutDown() {
-        guard !stopping else { return }
-        stopping = true
-        serviceStopping()
-        log(.notice, "stopping")
+        guard !lifecycle.stopping else { return }
+        lifecycle.stopping = true
+        service.stopping()
+        log(.notice, "lifecycle.stopping")
         run(.stopping)
         persistState()
         components.stop()
-        source = nil
-        engineTimer?.cancel()
-        serviceStatusTimer?.cancel()
-        locationSaveTimer?.cancel()
-        watchdogTimer?.cancel()
-        for signalSource in signalSources { signalSource.cancel() }
+        source.current = nil
+        lifecycle.engineTimer?.cancel()
+        persistence.timer?.cancel()
+        for signalSource in lifecycle.signalSources { signalSource.cancel() }
     }
 }

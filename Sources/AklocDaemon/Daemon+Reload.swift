@@ -6,11 +6,11 @@ extension Daemon {
     /// file is refused with its file:line reason and the running config stays.
     @discardableResult
     func reload() -> Result<Void, ProtocolError> {
-        notify { try notifier.reloading() }
-        defer { notify { try notifier.ready() } }
+        service.reloading()
+        defer { service.readyAgain() }
         let loaded: ConfigParser.Loaded
         do {
-            loaded = try ConfigParser.load(explicitPath: configPath)
+            loaded = try ConfigParser.load(explicitPath: settings.configPath)
         } catch {
             log(.error, "reload refused, keeping the running config: \(error)")
             return .failure(ProtocolError(.badRequest, "reload refused: \(error)"))
@@ -39,7 +39,7 @@ extension Daemon {
         guard let configRule = AuthorizationRule(configValue: rule.rawValue) else {
             return .failure(ProtocolError(.badRequest, "unknown rule '\(rule.rawValue)'"))
         }
-        let path = configPath ?? Configuration.defaultPath
+        let path = settings.configPath ?? Configuration.defaultPath
         do {
             try ConfigWriter.setRule(subject: subject, rule: configRule, inFile: path)
         } catch {
@@ -56,29 +56,29 @@ extension Daemon {
     /// live client's authorization re-decided (the engine tells those whose
     /// status changed, and stops their fixes at once when denied).
     func apply(_ new: Configuration) {
-        let previous = configuration
+        let previous = settings.configuration
         let previousEndpoint = sourceEndpoint
-        configuration = new
-        authorizer = Authorizer(rules: new.authorization)
+        settings.configuration = new
+        settings.authorizer = Authorizer(rules: new.authorization)
         server.hardLimit = new.socket.clientHardLimit
         engine.configuration = Daemon.engineConfiguration(new)
-        users.forget()
+        settings.users.forget()
         let decisions = engine.persistentState.authorizationDecisions
         for client in server.clients.values.sorted(by: { $0.id < $1.id }) {
             let identity = identity(uid: client.credentials.uid, gid: client.credentials.gid)
-            client.isAdmin = authorizer.isAdmin(identity)
-            let status = authorizer.status(for: identity, decisions: decisions)
+            client.isAdmin = settings.authorizer.isAdmin(identity)
+            let status = settings.authorizer.status(for: identity, decisions: decisions)
             if status != engine.authorizationStatus(of: client.id) {
                 run(.authorizationChanged(client.id, status))
             }
         }
-        if source != nil, sourceEndpoint != previousEndpoint || new.gpsd.device != previous.gpsd.device {
+        if source.current != nil, sourceEndpoint != previousEndpoint || new.gpsd.device != previous.gpsd.device {
             replaceSource()
         }
-        if !activatedSocket, new.socket.path != previous.socket.path || new.socket.mode != previous.socket.mode {
-            log(.notice, "[socket] path and mode apply at the next restart; still serving \(socketPath)")
+        if !settings.activated, new.socket.path != previous.socket.path || new.socket.mode != previous.socket.mode {
+            log(.notice, "[socket] path and mode apply at the next restart; still serving \(settings.socketPath)")
         }
-        features.apply(new, previous: previous, plugs: environment.features)
+        features.apply(new, previous: previous)
         if new.geo != previous.geo {
             log(.notice, "[geo] applies at the next restart; the geo data stays as loaded")
         }

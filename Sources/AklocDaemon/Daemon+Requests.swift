@@ -23,9 +23,8 @@ extension Daemon {
             if let refusal = features.refusal(of: engineRequest) {
                 return answer(request, client, ServerEncoder.reply(id: request.id, error: refusal))
             }
-            let token = nextToken
-            nextToken += 1
-            pendingRequests[token] = (client.id, request.id)
+            let token = inFlight.token()
+            inFlight.requests[token] = (client.id, request.id)
             run(.request(client.id, token, engineRequest))
         case .status:
             answer(request, client, ServerEncoder.reply(id: request.id, status: status(for: client)))
@@ -39,7 +38,7 @@ extension Daemon {
             if request.operation.isAdmin, !client.isAdmin { return refuse(request, client) }
             let asker = FeatureClient(
                 id: client.id, uid: client.credentials.uid, gid: client.credentials.gid, isAdmin: client.isAdmin,
-                replyBudget: configuration.socket.clientHardLimit / 2)
+                replyBudget: settings.configuration.socket.clientHardLimit / 2)
             switch features.answer(request.operation, id: request.id, from: asker) {
             case .success(let reply):
                 answer(request, client, reply)
@@ -60,7 +59,7 @@ extension Daemon {
                 id: request.id,
                 error: ProtocolError(
                     .forbidden,
-                    "\(request.operation.name) needs root or membership of the \(configuration.authorization.adminGroup) group"
+                    "\(request.operation.name) needs root or membership of the \(settings.configuration.authorization.adminGroup) group"
                 )))
     }
 

@@ -15,11 +15,11 @@ extension Daemon {
     /// Saves the durable state now; the failure, if any, for the caller to
     /// report (a refused request) or log (a location save).
     func saveState() -> StateStoreError? {
-        guard let stateStore else { return nil }
+        guard let store = persistence.store else { return nil }
         // Tried either way: a failing disk is not retried once per fix.
-        defer { locationSaves.saved(at: clock.now()) }
+        defer { persistence.schedule.saved(at: clock.now()) }
         do {
-            try stateStore.save(engine.persistentState)
+            try store.save(engine.persistentState)
             return nil
         } catch {
             return error
@@ -28,7 +28,7 @@ extension Daemon {
 
     /// Answers a pending engine request with an error instead of the engine's reply.
     func refuse(_ token: RequestToken, of subscriber: SubscriberID, _ error: ProtocolError) {
-        guard let request = pendingRequests.removeValue(forKey: token), request.client == subscriber,
+        guard let request = inFlight.requests.removeValue(forKey: token), request.client == subscriber,
             let client = server.clients[subscriber]
         else { return }
         log(.error, "\(error.message)")
@@ -44,20 +44,20 @@ extension Daemon {
     /// SIGKILL or power loss keeps a recent one. Runs after the fix was
     /// delivered, so the write never delays a client.
     func scheduleLocationSave() {
-        guard stateStore != nil, let deadline = locationSaves.fixArrived(at: clock.now()) else {
+        guard persistence.store != nil, let deadline = persistence.schedule.fixArrived(at: clock.now()) else {
             return
         }
         let timer: any ShellTimer
-        if let existing = locationSaveTimer {
+        if let existing = persistence.timer {
             timer = existing
         } else {
             timer = clock.makeTimer { [weak self] in
                 self?.assumeIsolated { daemon in
                     // Covered already when something else saved meanwhile.
-                    if daemon.locationSaves.isPending { daemon.persistState() }
+                    if daemon.persistence.schedule.isPending { daemon.persistState() }
                 }
             }
-            locationSaveTimer = timer
+            persistence.timer = timer
         }
         timer.schedule(at: deadline, leeway: deadline <= clock.now() ? 0.01 : 1)
     }

@@ -15,9 +15,10 @@ extension Daemon {
                 location: location, ageSeconds: age(of: location, receivedAt: snapshot.lastFixAt, now: now))
         }
         var status = DaemonStatus(
-            state: snapshot.state, paused: snapshot.paused, uptimeSeconds: now.seconds(since: startedAt),
+            state: snapshot.state, paused: snapshot.paused, uptimeSeconds: now.seconds(since: lifecycle.startedAt),
             source: DaemonStatus.Source(
-                name: source?.sourceName ?? configuration.gpsd.sourceName, connected: snapshot.source != nil),
+                name: source.current?.sourceName ?? settings.configuration.gpsd.sourceName,
+                connected: snapshot.source != nil),
             fix: fix,
             // Features' engine subscribers are not clients.
             clients: DaemonStatus.Clients(

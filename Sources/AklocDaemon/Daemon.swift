@@ -26,73 +26,55 @@ actor Daemon {
 
     var engine: Engine
     let clock: any ShellClock
-    let environment: DaemonEnvironment
     /// Started in this order, stopped in reverse (Daemon+Lifecycle.swift).
     var components = ComponentGroup()
     let server: ClientServer
     let sessions: SessionTracker
-    var nextToken: RequestToken = 1
-    /// Requests the engine has not answered yet: who asked, with which wire id.
-    var pendingRequests: [RequestToken: (client: SubscriberID, id: RequestID?)] = [:]
-    /// The shell's own counters; the engine keeps fixes, epochs and deliveries.
-    var counters = ShellCounters()
-    var configuration: Configuration
-    var authorizer: Authorizer
-    var users = UserDatabase()
-    let options: DaemonOptions
-    let configPath: String?
-    let logger: Logger
-    let notifier = SystemdNotifier()
-    let stateStore: StateStore?
-    let startedAt: Instant
-
-    var source: (any FixSource)?
     /// The features and their engine subscribers (DESIGN §1): the daemon
     /// routes to them by this table and never names one.
     let features: FeatureRouter
-    var activatedSocket = false
-    var engineTimer: (any ShellTimer)?
-    var watchdogTimer: DispatchSourceTimer?
-    var signalSources: [DispatchSourceSignal] = []
-    var stopping = false
-    /// Inputs that came while a step was carried out (`run`).
-    var inStep = false
-    var deferredInputs: [Engine.Input] = []
-    var lastServiceStatus = ""
-    var serviceStatusPending = false
-    var serviceStatusTimer: (any ShellTimer)?
-    var locationSaves = LocationSaveSchedule()
-    var locationSaveTimer: (any ShellTimer)?
+    var source: SourceSlot
+    var settings: DaemonSettings
+    var inFlight = InFlight()
+    /// The shell's own counters; the engine keeps fixes, epochs and deliveries.
+    var counters = ShellCounters()
+    var persistence: StatePersistence
+    let service: ServiceReporter
+    var lifecycle: Lifecycle
+    let logger: Logger
 
     init(
         options: DaemonOptions, configuration: Configuration, configPath: String?, engine: Engine,
         stateStore: StateStore?, sessions: any SessionMonitor, logger: Logger,
         environment: DaemonEnvironment = DaemonEnvironment()
     ) {
-        executor = QueueExecutor(queue: environment.queue ?? DispatchQueue(label: "akloc.daemon"))
-        self.options = options
-        self.configuration = configuration
-        let socketPath = options.socketPath ?? configuration.socket.path
-        self.socketPath = socketPath
-        self.configPath = configPath
-        self.stateStore = stateStore
+        let queue = environment.queue ?? DispatchQueue(label: "akloc.daemon")
+        executor = QueueExecutor(queue: queue)
+        let settings = DaemonSettings(configuration: configuration, options: options, configPath: configPath)
+        self.settings = settings
+        persistence = StatePersistence(store: stateStore)
         self.logger = logger
-        self.environment = environment
-        authorizer = Authorizer(rules: configuration.authorization)
         self.engine = engine
-        let clock = environment.makeClock(executor.queue)
+        let clock = environment.makeClock(queue)
         self.clock = clock
-        startedAt = clock.now()
+        lifecycle = Lifecycle(startedAt: clock.now())
         let log: (LogLevel, String, KeyValuePairs<String, String>) -> Void = { level, message, fields in
             logger.log(level, message, fields)
         }
         server = ClientServer(
-            listening: environment.listening ?? .path(socketPath, mode: configuration.socket.mode),
-            hardLimit: configuration.socket.clientHardLimit, queue: executor.queue, clock: clock, log: log)
-        self.sessions = SessionTracker(monitor: sessions, queue: executor.queue, log: log)
+            listening: environment.listening ?? .path(settings.socketPath, mode: configuration.socket.mode),
+            hardLimit: configuration.socket.clientHardLimit, queue: queue, clock: clock, log: log)
+        self.sessions = SessionTracker(monitor: sessions, queue: queue, log: log)
         features = FeatureRouter(
-            queue: executor.queue, clock: clock, stateDirectory: stateStore?.directory,
+            plugs: environment.features, queue: queue, clock: clock, stateDirectory: stateStore?.directory,
             logger: logger)
+        service = ServiceReporter(clock: clock) { level, message in logger.log(level, message, [:]) }
+        source = SourceSlot(
+            make: environment.makeSource ?? { endpoint, device in
+                GPSDSource(
+                    endpoint: endpoint, device: device, queue: queue,
+                    log: { level, message in logger.log(level, message, ["AKLOC_SOURCE": endpoint.sourceName]) })
+            })
     }
 
     /// `assumeIsolated` with the same check, done directly: the queue is
@@ -121,10 +103,6 @@ actor Daemon {
             defaultGrant: Authorizer(rules: configuration.authorization).defaultGrant)
     }
 
-    /// The socket served when not activated; fixed at start, so a reload
-    /// that changes `[socket] path` cannot make `stop` unlink another file.
-    let socketPath: String
-
     func log(_ level: Logger.Level, _ message: @autoclosure () -> String, _ fields: KeyValuePairs<String, String> = [:])
     {
         logger.log(level, message(), fields)
@@ -137,14 +115,14 @@ actor Daemon {
     /// a client that had to leave) runs once that step is done, so every
     /// step is carried out whole and in order.
     func run(_ input: Engine.Input) {
-        if inStep {
-            deferredInputs.append(input)
+        if inFlight.inStep {
+            inFlight.deferred.append(input)
             return
         }
-        inStep = true
+        inFlight.inStep = true
         step(input)
-        while !deferredInputs.isEmpty { step(deferredInputs.removeFirst()) }
-        inStep = false
+        while !inFlight.deferred.isEmpty { step(inFlight.deferred.removeFirst()) }
+        inFlight.inStep = false
     }
 
     private func step(_ input: Engine.Input) {
@@ -207,14 +185,14 @@ actor Daemon {
                     }
                 }
             case .reply(let subscriber, let token, let result):
-                guard let request = pendingRequests.removeValue(forKey: token),
+                guard let request = inFlight.requests.removeValue(forKey: token),
                     let client = server.clients[subscriber], request.client == subscriber
                 else { continue }
                 if let departure = deliver(ServerEncoder.reply(id: request.id, result), to: client) {
                     departed.append((subscriber, departure))
                 }
             case .watch(let enabled):
-                source?.setWatch(enabled)
+                source.current?.setWatch(enabled)
             case .armTimer(let deadline):
                 arm(deadline)
             case .persist:
@@ -223,7 +201,7 @@ actor Daemon {
         }
         for (sink, event) in afterSockets { sink.receive(event) }
         for (id, departure) in departed { depart(id, departure) }
-        updateServiceStatus()
+        service.statusChanged()
     }
 
     /// The coalescing stream of an event (docs/protocol.md: slow readers),
@@ -254,7 +232,7 @@ actor Daemon {
     }
 
     func arm(_ deadline: Instant?) {
-        engineTimer?.schedule(at: deadline, leeway: 0.005)
+        lifecycle.engineTimer?.schedule(at: deadline, leeway: 0.005)
     }
 }
 

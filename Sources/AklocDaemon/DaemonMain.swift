@@ -104,7 +104,7 @@ public enum DaemonMain {
                 do {
                     try daemon.start(activatedFD: activated)
                 } catch {
-                    logger.error("cannot serve \(daemon.socketPath): \(error)")
+                    logger.error("cannot serve \(daemon.settings.socketPath): \(error)")
                     exit(ExitCode.osError)
                 }
             }

@@ -27,12 +27,15 @@ final class FeatureRouter: FeatureHost {
     private let logger: Logger
     /// Every feature subscriber, by engine id.
     private(set) var subscribers: [SubscriberID: Subscriber] = [:]
+    /// The list the features are made from (`FeaturePlug.all`).
+    let plugs: [FeaturePlug]
     /// The features, in the daemon's list order.
     private(set) var features: [PluggedFeature] = []
     private var facts: [ObjectIdentifier: Any] = [:]
     private var observers: [ObjectIdentifier: [(Any) -> Void]] = [:]
 
-    init(queue: DispatchQueue, clock: any ShellClock, stateDirectory: String?, logger: Logger) {
+    init(plugs: [FeaturePlug], queue: DispatchQueue, clock: any ShellClock, stateDirectory: String?, logger: Logger) {
+        self.plugs = plugs
         self.queue = queue
         self.clock = clock
         self.stateDirectory = stateDirectory
@@ -41,7 +44,7 @@ final class FeatureRouter: FeatureHost {
 
     /// Makes each plug's feature from its config section (those the
     /// settings leave off are not made), in list order.
-    func plug(_ plugs: [FeaturePlug], _ configuration: Configuration) -> [any Component] {
+    func plug(_ configuration: Configuration) -> [any Component] {
         features = plugs.compactMap { $0.make(configuration, self) }
         return features.map(\.component)
     }
@@ -147,7 +150,7 @@ final class FeatureRouter: FeatureHost {
 
     /// A reload: each feature whose section changed applies it; a feature
     /// the new file turns on or off waits for a restart (said once).
-    func apply(_ new: Configuration, previous: Configuration, plugs: [FeaturePlug]) {
+    func apply(_ new: Configuration, previous: Configuration) {
         for plug in plugs where plug.changed(previous, new) {
             let made = features.filter { $0.section == plug.section }
             for feature in made { feature.apply(new) }
