@@ -16,6 +16,7 @@ extension Daemon {
             settings.activated = true
         }
         features.daemon = self
+        service.statusLine = { [weak self] in self?.assumeIsolated { $0.serviceStatusLine() } ?? "" }
         lifecycle.engineTimer = clock.makeTimer { [weak self] in self?.assumeIsolated { $0.run(.tick) } }
 
         // Not SIG_IGN first: on Linux libdispatch installs its own handler
