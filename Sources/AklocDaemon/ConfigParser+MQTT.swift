@@ -52,16 +52,6 @@ extension ConfigParser.State {
                 in: 0...1, expected: "0 or 1 (1, the default, is what store-and-forward needs)")
         case "keepalive":
             configuration.mqtt.keepalive = try field.integer(in: 5...65535, expected: "a number of seconds 5-65535")
-        case "update-speed":
-            configuration.mqtt.policy.updateSpeed = try field.real(
-                minimum: 0, expected: "a speed in metres per second >= 0")
-        case "min-interval":
-            configuration.mqtt.policy.minInterval = try field.real(minimum: 0, expected: "a number of seconds >= 0")
-        case "max-interval":
-            configuration.mqtt.policy.maxInterval = try field.real(minimum: 0, expected: "a number of seconds >= 0")
-        case "distance-filter":
-            configuration.mqtt.policy.distanceFilter = try field.real(
-                minimum: 0, expected: "a distance in metres >= 0 (0 = off)")
         case "max-entries":
             configuration.mqtt.limits.maxEntries = try field.integer(
                 in: 1...10_000_000, expected: "a number of queued fixes 1-10000000")

@@ -6,14 +6,6 @@ extension ConfigParser.State {
         switch field.key {
         case "enable":
             configuration.track.enabled = try field.boolean()
-        case "min-interval":
-            configuration.track.policy.minInterval = try field.real(minimum: 0, expected: "a number of seconds >= 0")
-        case "distance":
-            configuration.track.policy.distanceFilter = try field.real(
-                minimum: 0, expected: "a distance in metres >= 0 (0 = every min-interval)")
-        case "heartbeat":
-            configuration.track.policy.maxInterval = try field.real(
-                minimum: 0, expected: "a number of seconds >= 0 (a point at least this often while still)")
         case "retention-days":
             configuration.track.retentionDays = try field.integer(in: 1...36_500, expected: "a number of days 1-36500")
         case "max-size":
@@ -26,14 +18,5 @@ extension ConfigParser.State {
         default:
             throw unknownKey(field)
         }
-    }
-
-    func checkTrack() throws(ConfigError) {
-        let policy = configuration.track.policy
-        guard policy.minInterval > policy.maxInterval else { return }
-        throw ConfigError(
-            .conflictingValues, path: path, line: seen["track.heartbeat"] ?? seen["track.min-interval"],
-            section: "track", key: seen["track.heartbeat"] != nil ? "heartbeat" : "min-interval",
-            message: "expected min-interval <= heartbeat")
     }
 }

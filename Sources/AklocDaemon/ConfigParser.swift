@@ -66,7 +66,6 @@ public enum ConfigParser {
         }
         try parser.checkIntervals()
         try parser.checkMQTT()
-        try parser.checkTrack()
         return parser.configuration
     }
 
@@ -114,6 +113,12 @@ public enum ConfigParser {
         }
 
         private mutating func assign(_ field: Field) throws(ConfigError) {
+            switch field.section {
+            case "throttle": if try assignPolicy(field, to: &configuration.throttle.policy) { return }
+            case "mqtt": if try assignPolicy(field, to: &configuration.mqtt.policy) { return }
+            case "track": if try assignPolicy(field, to: &configuration.track.policy) { return }
+            default: break
+            }
             switch (field.section, field.key) {
             case ("gpsd", "host"):
                 configuration.gpsd.host = try field.host()
@@ -122,21 +127,6 @@ public enum ConfigParser {
             case ("gpsd", "device"):
                 configuration.gpsd.device = try field.absolutePath(
                     expected: "an absolute device path such as /dev/ttyACM0", maximumBytes: 4095)
-            case ("throttle", "update-speed"):
-                configuration.throttle.policy.updateSpeed = try field.real(
-                    minimum: 0, expected: "a speed in metres per second >= 0")
-            case ("throttle", "min-interval"):
-                configuration.throttle.policy.minInterval = try field.real(
-                    minimum: 0, maximum: ThrottlePolicy.intervalLimit, expected: "a number of seconds >= 0")
-            case ("throttle", "max-interval"):
-                configuration.throttle.policy.maxInterval = try field.real(
-                    minimum: 0, maximum: ThrottlePolicy.intervalLimit, expected: "a number of seconds >= 0")
-            case ("throttle", "distance-filter"):
-                configuration.throttle.policy.distanceFilter = try field.real(
-                    minimum: 0, expected: "a distance in metres >= 0 (0 = off)")
-            case ("throttle", "desired-accuracy"):
-                configuration.throttle.policy.desiredAccuracy = try field.real(
-                    minimum: 0, expected: "an accuracy in metres >= 0 (0 = off)")
             case ("throttle", "first-location-attempts"):
                 configuration.throttle.firstLocationAttempts = try field.integer(
                     in: 1...1_000_000, expected: "a whole number of attempts 1-1000000")
@@ -200,29 +190,6 @@ public enum ConfigParser {
             "geo": ["data-dir"],
             "geoclue": ["enable", "nmea-socket", "nmea-socket-mode"],
         ]
-
-        func checkIntervals() throws(ConfigError) {
-            try checkIntervals(configuration.throttle.policy, section: "throttle")
-            try checkIntervals(configuration.mqtt.policy, section: "mqtt")
-        }
-
-        func checkIntervals(_ policy: ThrottlePolicy, section: String) throws(ConfigError) {
-            guard policy.minInterval > policy.maxInterval else { return }
-            let minLine = seen["\(section).min-interval"]
-            let maxLine = seen["\(section).max-interval"]
-            // Blame the line written last: that is the likelier edit.
-            let blameMax = (maxLine ?? 0) > (minLine ?? 0)
-            throw ConfigError(
-                .conflictingValues, path: path, line: blameMax ? maxLine : minLine, section: section,
-                key: blameMax ? "max-interval" : "min-interval",
-                message: "expected min-interval <= max-interval, got min-interval \(format(policy.minInterval))"
-                    + "\(minLine == nil ? " (default)" : "") > max-interval \(format(policy.maxInterval))"
-                    + "\(maxLine == nil ? " (default)" : "")")
-        }
-
-        private func format(_ value: Double) -> String {
-            value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
-        }
     }
 
     /// One `key = value` being interpreted.
