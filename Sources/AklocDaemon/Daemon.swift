@@ -69,12 +69,17 @@ actor Daemon {
             plugs: environment.features, queue: queue, clock: clock, stateDirectory: stateStore?.directory,
             logger: logger)
         service = ServiceReporter(clock: clock) { level, message in logger.log(level, message, [:]) }
-        source = SourceSlot(
-            make: environment.makeSource ?? { endpoint, device in
-                GPSDSource(
-                    endpoint: endpoint, device: device, queue: queue,
-                    log: { level, message in logger.log(level, message, ["AKLOC_SOURCE": endpoint.sourceName]) })
-            })
+        let makeGPSD: (GPSDEndpoint, String?) -> any FixSource = { endpoint, device in
+            GPSDSource(
+                endpoint: endpoint, device: device, queue: queue,
+                log: { level, message in logger.log(level, message, ["AKLOC_SOURCE": endpoint.sourceName]) },
+                clock: clock)
+        }
+        if let make = environment.makeSource {
+            source = SourceSlot(make: { make($0, $1) })
+        } else {
+            source = SourceSlot(make: makeGPSD)
+        }
     }
 
     /// `assumeIsolated` with the same check, done directly: the queue is

@@ -3,5 +3,5 @@ import AklocGPSD
 /// Where fixes come from now, and how a reload makes the next one.
 struct SourceSlot {
     var current: (any FixSource)?
-    let make: @Sendable (GPSDEndpoint, _ device: String?) -> any FixSource
+    let make: (GPSDEndpoint, _ device: String?) -> any FixSource
 }

@@ -64,8 +64,9 @@ public final class GPSDSource {
     public let endpoint: GPSDEndpoint
     private let queue: DispatchQueue
     private let log: (LogLevel, String) -> Void
-    private let clock: () -> Instant
-    private let wallClock: () -> FixTime
+    /// The shell's clock: its time for throttling and receipt, its timers
+    /// for the reconnect delay and the handshake deadline.
+    private let shellClock: any ShellClock
     private let random: () -> Double
 
     /// Stopped, connecting, connected or waiting to retry (AklocCore's `Reconnect`).
@@ -78,7 +79,7 @@ public final class GPSDSource {
     /// Re-runs the read loop when lines remain buffered after a full batch.
     private var drainSource: DispatchSourceUserDataAdd?
     /// The reconnect delay or the handshake deadline, whichever is pending.
-    private var timer: DispatchSourceTimer?
+    private var timer: (any ShellTimer)?
     /// Bumped on every connect and teardown, so a callback from an old
     /// connection (or re-entry from `onEvent`) never acts on a newer one.
     private var generation: UInt64 = 0
@@ -86,8 +87,7 @@ public final class GPSDSource {
     public init(
         endpoint: GPSDEndpoint = GPSDEndpoint(), device: String? = nil, queue: DispatchQueue,
         log: @escaping (LogLevel, String) -> Void,
-        clock: @escaping () -> Instant = SystemClock.monotonicNow,
-        wallClock: @escaping () -> FixTime = SystemClock.wallNow,
+        clock: (any ShellClock)? = nil,
         random: @escaping () -> Double = { Double.random(in: 0..<1) },
         backoff: Backoff = Backoff(),
         handshakeTimeout: Double = 5
@@ -95,8 +95,7 @@ public final class GPSDSource {
         self.endpoint = endpoint
         self.queue = queue
         self.log = log
-        self.clock = clock
-        self.wallClock = wallClock
+        shellClock = clock ?? DispatchClock(queue: queue)
         self.random = random
         self.reconnect = Reconnect(backoff: backoff)
         self.handshakeTimeout = handshakeTimeout
@@ -108,13 +107,10 @@ public final class GPSDSource {
 
     public convenience init(
         host: String, port: UInt16, device: String?, queue: DispatchQueue,
-        log: @escaping (LogLevel, String) -> Void,
-        clock: @escaping () -> Instant = SystemClock.monotonicNow,
-        wallClock: @escaping () -> FixTime = SystemClock.wallNow
+        log: @escaping (LogLevel, String) -> Void, clock: (any ShellClock)? = nil
     ) {
         self.init(
-            endpoint: GPSDEndpoint(host: host, port: port), device: device, queue: queue, log: log,
-            clock: clock, wallClock: wallClock)
+            endpoint: GPSDEndpoint(host: host, port: port), device: device, queue: queue, log: log, clock: clock)
     }
 
     deinit {
@@ -249,12 +245,13 @@ public final class GPSDSource {
 
     private func armTimer(after seconds: Double, _ handler: @escaping () -> Void) {
         cancelTimer()
-        let source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: .now() + .nanoseconds(Int((seconds * 1e9).rounded())))
-        source.setEventHandler(handler: handler)
-        timer = source
-        source.resume()
+        let timer = shellClock.makeTimer(handler)
+        timer.schedule(after: seconds, on: shellClock, leeway: 0)
+        self.timer = timer
     }
+
+    private func clock() -> Instant { shellClock.now() }
+    private func wallClock() -> FixTime { shellClock.wallNow() }
 
     private func cancelTimer() {
         timer?.cancel()

@@ -49,8 +49,8 @@ public final class MQTTForwarder {
     private var client: (any MQTTConnection)?
     /// Makes each connection attempt's client: libmosquitto here, a
     /// scripted broker in the embedded-daemon tests.
-    var makeConnection: (MosquittoClient.Options, DispatchQueue) -> any MQTTConnection = {
-        MosquittoClient(options: $0, queue: $1)
+    var makeConnection: (MosquittoClient.Options, DispatchQueue, any ShellClock) -> any MQTTConnection = {
+        MosquittoClient(options: $0, queue: $1, clock: $2)
     }
     // A broker is usually further away and busier than gpsd: start slower, cap at 30 s.
     private var reconnect = Reconnect(backoff: Backoff(initial: 0.5, maximum: 30, jitter: 0.25))
@@ -188,7 +188,7 @@ public final class MQTTForwarder {
                 topic: identity.topic, payload: OwnTracksPayload.lastWill(connectedAt: wallClock()),
                 qos: Int32(settings.qos), retain: false),
             connectTimeout: Double(max(10, min(settings.keepalive, 30))))
-        let client = makeConnection(options, queue)
+        let client = makeConnection(options, queue, shellClock)
         client.onEvent = { [weak self, weak client] event in
             // Only the current connection's events: message ids restart at 1
             // with every connection.

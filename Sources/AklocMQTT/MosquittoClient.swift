@@ -1,3 +1,4 @@
+import AklocCore
 import AklocPosix
 import CMosquitto
 import Dispatch
@@ -85,8 +86,11 @@ final class MosquittoClient: MQTTConnection {
     private var socket: FileDescriptor?
     private var readSource: FileDescriptor.Watch?
     private var writeSource: FileDescriptor.Watch?
-    private var timer: DispatchSourceTimer?
-    private var connectDeadline: DispatchTime?
+    /// libmosquitto's once-a-second keepalive and the CONNACK deadline,
+    /// on the shell's clock.
+    private let clock: any ShellClock
+    private var timer: (any ShellTimer)?
+    private var connectDeadline: Instant?
     /// The failure seen inside a libmosquitto call, reported once the call returns.
     private var pendingFailure: MQTTError?
     /// Inside `mosquitto_publish`.
@@ -96,9 +100,10 @@ final class MosquittoClient: MQTTConnection {
     private var deferredPublished: [Int32] = []
     private var deferredSource: DispatchSourceUserDataAdd?
 
-    init(options: Options, queue: DispatchQueue) {
+    init(options: Options, queue: DispatchQueue, clock: any ShellClock) {
         self.options = options
         self.queue = queue
+        self.clock = clock
     }
 
     deinit {
@@ -141,12 +146,10 @@ final class MosquittoClient: MQTTConnection {
         }
         socket = watched
         readSource = watched.watch(.readable, on: queue) { [weak self] in self?.readable() }
-        connectDeadline = .now() + .nanoseconds(Int(options.connectTimeout * 1e9))
-        let tick = DispatchSource.makeTimerSource(queue: queue)
-        tick.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1), leeway: .milliseconds(100))
-        tick.setEventHandler { [weak self] in self?.tick() }
+        connectDeadline = clock.now().advanced(bySeconds: options.connectTimeout)
+        let tick = clock.makeTimer { [weak self] in self?.tick() }
+        tick.schedule(after: 1, on: clock, leeway: 0.1)
         timer = tick
-        tick.resume()
         let deferred = DispatchSource.makeUserDataAddSource(queue: queue)
         deferred.setEventHandler { [weak self] in self?.reportDeferred() }
         deferredSource = deferred
@@ -246,7 +249,8 @@ final class MosquittoClient: MQTTConnection {
 
     private func tick() {
         guard let mosq else { return }
-        if let connectDeadline, DispatchTime.now() > connectDeadline {
+        timer?.schedule(after: 1, on: clock, leeway: 0.1)
+        if let connectDeadline, clock.now() > connectDeadline {
             fail(
                 MQTTError(
                     .connectFailed,

@@ -97,7 +97,7 @@ final class ScriptedBroker: MQTTConnection, @unchecked Sendable {
             let forwarder = MQTTForwarder(
                 settings: settings, identity: identity, stateDirectory: path, queue: queue, version: "test",
                 log: { _, _ in }, clock: clock, random: { 0 })
-            forwarder.makeConnection = { _, _ in broker }
+            forwarder.makeConnection = { _, _, _ in broker }
             made.broker = broker
             made.forwarder = forwarder
             return forwarder
