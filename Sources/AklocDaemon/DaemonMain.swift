@@ -13,6 +13,24 @@ public enum DaemonMain {
         // A parent may hand down a blocked signal mask (test runners and some
         // supervisors do): the signals aklocd handles must reach it.
         _ = try? SignalMask.unblock(SignalSet([.terminate, .interrupt, .hangup]))
+        let options = parseOptions(arguments, environment)
+        let logger = Logger.standard(minimumLevel: logLevel(options))
+        // Every subscriber holds one descriptor. systemd and most shells set a
+        // soft RLIMIT_NOFILE of 1024 (for the sake of select(2), which aklocd
+        // does not use) under a far higher hard limit, and DESIGN §7 serves
+        // 10 000 subscribers: so take the hard limit. Without this, accept
+        // fails with EMFILE past about a thousand clients.
+        let descriptors = DescriptorLimit.raiseToHardLimit()
+        let loaded = loadConfiguration(options)
+        if !loaded.fileExists { logger.info("no config at \(loaded.path): all defaults apply") }
+        if let descriptors { logger.debug("descriptor limit raised from \(descriptors.from) to \(descriptors.to)") }
+        let store = StateStore(directory: options.stateDirectory ?? StateStore.defaultDirectory)
+        let engine = restoreEngine(from: store, loaded, logger: logger)
+        serve(options: options, loaded, engine: engine, store: store, logger: logger)
+    }
+
+    /// The command line, or exit 64 (and `--help`, `--version` answered).
+    private static func parseOptions(_ arguments: [String], _ environment: [String: String]) -> DaemonOptions {
         let options: DaemonOptions
         do {
             options = try DaemonOptions.parse(arguments, environment: environment)
@@ -21,46 +39,41 @@ public enum DaemonMain {
         }
         if options.showHelp { succeed(DaemonOptions.usage) }
         if options.showVersion { succeed("aklocd \(AklocVersion.string)") }
-
-        var level = Logger.Level.info
-        if let name = options.logLevel {
-            guard let parsed = Logger.Level(name: name) else {
-                fail(
-                    ExitCode.usage, "aklocd: --log-level: expected debug, info, notice, warning or error, got '\(name)'"
-                )
-            }
-            level = parsed
-        }
         if let gpsd = options.gpsd {
             do { _ = try GPSDEndpoint(parsing: gpsd) } catch { fail(ExitCode.usage, "aklocd: --gpsd: \(error)") }
         }
-        let logger = Logger.standard(minimumLevel: level)
-        // Every subscriber holds one descriptor. systemd and most shells set a
-        // soft RLIMIT_NOFILE of 1024 (for the sake of select(2), which aklocd
-        // does not use) under a far higher hard limit, and DESIGN §7 serves
-        // 10 000 subscribers: so take the hard limit. Without this, accept
-        // fails with EMFILE past about a thousand clients.
-        let descriptors = DescriptorLimit.raiseToHardLimit()
+        return options
+    }
 
+    private static func logLevel(_ options: DaemonOptions) -> Logger.Level {
+        guard let name = options.logLevel else { return .info }
+        guard let level = Logger.Level(name: name) else {
+            fail(ExitCode.usage, "aklocd: --log-level: expected debug, info, notice, warning or error, got '\(name)'")
+        }
+        return level
+    }
+
+    /// The config file, checked as far as the engine too, or exit 78; with
+    /// `--check-config`, the verdict and exit.
+    private static func loadConfiguration(_ options: DaemonOptions) -> ConfigParser.Loaded {
         let loaded: ConfigParser.Loaded
         do {
             loaded = try ConfigParser.load(explicitPath: options.configPath)
-        } catch {
-            fail(ExitCode.config, "aklocd: \(error)")
-        }
-        // Validated before anything is touched, so --check-config answers for the engine too.
-        do {
             try Daemon.engineConfiguration(loaded.configuration).validate()
+        } catch let error as ConfigError {
+            fail(ExitCode.config, "aklocd: \(error)")
         } catch {
-            fail(ExitCode.config, "aklocd: \(loaded.path): \(error)")
+            fail(ExitCode.config, "aklocd: \(options.configPath ?? Configuration.defaultPath): \(error)")
         }
         if options.checkConfig {
             succeed("\(loaded.path): \(loaded.fileExists ? "valid" : "absent, all defaults apply")")
         }
-        if !loaded.fileExists { logger.info("no config at \(loaded.path): all defaults apply") }
-        if let descriptors { logger.debug("descriptor limit raised from \(descriptors.from) to \(descriptors.to)") }
+        return loaded
+    }
 
-        let store = StateStore(directory: options.stateDirectory ?? StateStore.defaultDirectory)
+    /// The engine with the state of the last run (a state it cannot read is
+    /// logged and the daemon starts clean).
+    private static func restoreEngine(from store: StateStore, _ loaded: ConfigParser.Loaded, logger: Logger) -> Engine {
         var state = PersistentState()
         do {
             let restored = try store.load()
@@ -69,20 +82,24 @@ public enum DaemonMain {
         } catch {
             logger.error("cannot read state in \(store.directory) (\(error)): starting clean")
         }
-        let engine: Engine
         do {
-            engine = try Engine(configuration: Daemon.engineConfiguration(loaded.configuration), restoring: state)
+            return try Engine(configuration: Daemon.engineConfiguration(loaded.configuration), restoring: state)
         } catch {
             fail(ExitCode.config, "aklocd: \(loaded.path): \(error)")
         }
+    }
 
+    /// The daemon on the main thread's event loop, serving systemd's socket
+    /// or its own; never returns (`stop` exits the process).
+    private static func serve(
+        options: DaemonOptions, _ loaded: ConfigParser.Loaded, engine: Engine, store: StateStore, logger: Logger
+    ) -> Never {
         let activated: Int32?
         do {
             activated = try ListenFDs.unixStreamListener()
         } catch {
             fail(ExitCode.osError, "aklocd: socket activation: \(error)")
         }
-
         // One thread runs the daemon: it waits in epoll_wait itself and runs
         // the handlers, timers and the main queue's jobs (EventLoop.swift);
         // made before anything is watched on the main queue.
@@ -110,7 +127,6 @@ public enum DaemonMain {
             }
         }
         loop.run()
-        // `stop` exits the process (Daemon+Lifecycle.swift); nothing stops the loop.
         exit(0)
     }
 
