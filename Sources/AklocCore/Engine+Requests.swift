@@ -42,56 +42,16 @@ extension Engine {
     private mutating func perform(
         _ request: Request, index: Int, token: RequestToken, at now: Instant, _ step: inout Step
     ) -> Result<Reply, EngineError>? {
-        let id = subscribers[index].id
         switch request {
         case .startUpdatingLocation(let requested, let everyEpoch):
-            guard subscribers[index].authorization.allowsLocation else {
-                step.events.append(.send([id], .didGetNotification(.locationManagerNotAuthorized)))
-                return .failure(notAuthorized(subscribers[index]))
-            }
-            let policy: ThrottlePolicy
-            switch validated(requested, for: subscribers[index]) {
-            case .success(let valid): policy = valid
-            case .failure(let error): return .failure(error)
-            }
-            if subscribers[index].updating != nil {
-                subscribers[index].updating!.throttle.replacePolicy(policy)
-                subscribers[index].updating!.everyEpoch = everyEpoch
-                return .success(.done)
-            }
-            subscribers[index].updating = .init(
-                throttle: Throttle(policy: policy), everyEpoch: everyEpoch,
-                firstFix: FirstFixLoop(attempts: configuration.firstLocationAttempts))
-            if paused || !subscribers[index].receivesLocations { return .success(.done) }
-            beginFirstFix(index: index, at: now, &step)
-            return .success(.done)
+            return startUpdating(requested, everyEpoch: everyEpoch, index: index, at: now, &step)
 
         case .stopUpdatingLocation:
             subscribers[index].updating = nil
             return .success(.done)
 
         case .observe(let keyPath, let initial, let old, let requested):
-            if keyPath.revealsLocation, !subscribers[index].authorization.allowsLocation {
-                return .failure(notAuthorized(subscribers[index]))
-            }
-            let policy: ThrottlePolicy
-            switch validated(requested, for: subscribers[index]) {
-            case .success(let valid): policy = valid
-            case .failure(let error): return .failure(error)
-            }
-            let current = currentValue(keyPath, for: subscribers[index])
-            if let slot = subscribers[index].observationIndex(keyPath) {
-                subscribers[index].observations[slot].sendsOld = old
-                subscribers[index].observations[slot].throttle?.replacePolicy(policy)
-            } else {
-                subscribers[index].observations.append(
-                    .init(
-                        keyPath: keyPath, sendsOld: old,
-                        throttle: keyPath.root == .myLocation || keyPath.isDerived ? Throttle(policy: policy) : nil,
-                        lastValue: current))
-            }
-            if initial { step.events.append(.send([id], .change(keyPath: keyPath, new: current, old: nil))) }
-            return .success(.done)
+            return observe(keyPath, initial: initial, old: old, requested, index: index, &step)
 
         case .unobserve(let keyPath):
             guard let slot = subscribers[index].observationIndex(keyPath) else {
@@ -107,22 +67,7 @@ extension Engine {
             return .success(.value(currentValue(keyPath, for: subscribers[index])))
 
         case .requestLocation(let timeout):
-            guard subscribers[index].authorization.allowsLocation else {
-                return .failure(notAuthorized(subscribers[index]))
-            }
-            guard !paused else { return .failure(EngineError(.unavailable, "akloc is paused")) }
-            guard timeout.isFinite, timeout > 0, timeout <= Engine.requestTimeoutLimit else {
-                return .failure(
-                    EngineError(
-                        .badRequest,
-                        "timeout must be above 0 and at most \(Int(Engine.requestTimeoutLimit)) s (got \(timeout))"))
-            }
-            if subscribers[index].receivesLocations, hasFreshFix(at: now), let lastFix {
-                counters.deliveries += 1
-                return .success(.location(lastFix))
-            }
-            subscribers[index].pending.append(.init(token: token, deadline: now.advanced(bySeconds: timeout)))
-            return nil
+            return requestLocation(timeout: timeout, index: index, token: token, at: now)
 
         case .requestAuthorization(let type):
             return .success(.authorization(requestAuthorization(type, index: index, at: now, &step)))
@@ -144,6 +89,83 @@ extension Engine {
             setPaused(false, at: now, &step)
             return .success(.done)
         }
+    }
+
+    private mutating func startUpdating(
+        _ requested: ThrottlePolicy.Partial?, everyEpoch: Bool, index: Int, at now: Instant, _ step: inout Step
+    ) -> Result<Reply, EngineError> {
+        // Its own arguments first (a bad policy is badRequest whoever asks).
+        let policy: ThrottlePolicy
+        switch validated(requested, for: subscribers[index]) {
+        case .success(let valid): policy = valid
+        case .failure(let error): return .failure(error)
+        }
+        guard subscribers[index].authorization.allowsLocation else {
+            step.events.append(.send([subscribers[index].id], .didGetNotification(.locationManagerNotAuthorized)))
+            return .failure(notAuthorized(subscribers[index]))
+        }
+        if subscribers[index].updating != nil {
+            subscribers[index].updating!.throttle.replacePolicy(policy)
+            subscribers[index].updating!.everyEpoch = everyEpoch
+            return .success(.done)
+        }
+        subscribers[index].updating = .init(
+            throttle: Throttle(policy: policy), everyEpoch: everyEpoch,
+            firstFix: FirstFixLoop(attempts: configuration.firstLocationAttempts))
+        if paused || !subscribers[index].receivesLocations { return .success(.done) }
+        beginFirstFix(index: index, at: now, &step)
+        return .success(.done)
+    }
+
+    private mutating func observe(
+        _ keyPath: KeyPath, initial: Bool, old: Bool, _ requested: ThrottlePolicy.Partial?, index: Int,
+        _ step: inout Step
+    ) -> Result<Reply, EngineError> {
+        let policy: ThrottlePolicy
+        switch validated(requested, for: subscribers[index]) {
+        case .success(let valid): policy = valid
+        case .failure(let error): return .failure(error)
+        }
+        if keyPath.revealsLocation, !subscribers[index].authorization.allowsLocation {
+            return .failure(notAuthorized(subscribers[index]))
+        }
+        let current = currentValue(keyPath, for: subscribers[index])
+        if let slot = subscribers[index].observationIndex(keyPath) {
+            subscribers[index].observations[slot].sendsOld = old
+            subscribers[index].observations[slot].throttle?.replacePolicy(policy)
+        } else {
+            subscribers[index].observations.append(
+                .init(
+                    keyPath: keyPath, sendsOld: old,
+                    throttle: keyPath.root == .myLocation || keyPath.isDerived ? Throttle(policy: policy) : nil,
+                    lastValue: current))
+        }
+        if initial {
+            step.events.append(.send([subscribers[index].id], .change(keyPath: keyPath, new: current, old: nil)))
+        }
+        return .success(.done)
+    }
+
+    /// One fresh location, or parked until one comes (nil) or the timeout.
+    private mutating func requestLocation(timeout: Double, index: Int, token: RequestToken, at now: Instant)
+        -> Result<Reply, EngineError>?
+    {
+        guard timeout.isFinite, timeout > 0, timeout <= Engine.requestTimeoutLimit else {
+            return .failure(
+                EngineError(
+                    .badRequest,
+                    "timeout must be above 0 and at most \(Int(Engine.requestTimeoutLimit)) s (got \(timeout))"))
+        }
+        guard subscribers[index].authorization.allowsLocation else {
+            return .failure(notAuthorized(subscribers[index]))
+        }
+        guard !paused else { return .failure(EngineError(.unavailable, "akloc is paused")) }
+        if subscribers[index].receivesLocations, hasFreshFix(at: now), let lastFix {
+            counters.deliveries += 1
+            return .success(.location(lastFix))
+        }
+        subscribers[index].pending.append(.init(token: token, deadline: now.advanced(bySeconds: timeout)))
+        return nil
     }
 
     private func validated(
