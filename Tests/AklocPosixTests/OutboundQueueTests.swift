@@ -1,6 +1,5 @@
+import AklocPosix
 import Testing
-
-@testable import AklocDaemon
 
 /// The slow-reader rules without sockets: coalescing, order, byte accounting.
 @Suite struct OutboundQueueTests {
@@ -28,11 +27,11 @@ import Testing
 
     @Test func newerLocationReplacesUnsentOneAndMovesBehindNotifications() {
         var queue = OutboundQueue()
-        queue.enqueue(Self.bytes("fix1\n"), stream: 7)
+        queue.enqueue(Self.bytes("fix1\n"), key: 7)
         queue.enqueue(Self.bytes("paused\n"))
-        let replaced = queue.enqueue(Self.bytes("fix2\n"), stream: 7)
+        let replaced = queue.enqueue(Self.bytes("fix2\n"), key: 7)
         #expect(replaced)
-        queue.enqueue(Self.bytes("other-stream\n"), stream: 8)
+        queue.enqueue(Self.bytes("other-stream\n"), key: 8)
         #expect(queue.coalesced == 1)
         #expect(queue.queuedBytes == Self.bytes("paused\nfix2\nother-stream\n").count)
         #expect(Self.drain(&queue) == Self.bytes("paused\nfix2\nother-stream\n"))
@@ -40,10 +39,10 @@ import Testing
 
     @Test func aPartlyWrittenLocationIsNeverReplaced() {
         var queue = OutboundQueue()
-        queue.enqueue(Self.bytes("fix1\n"), stream: 1)
+        queue.enqueue(Self.bytes("fix1\n"), key: 1)
         // Two bytes of it reach the socket; the rest must follow whole.
         _ = queue.writeNext { _ in 2 }
-        let replaced = queue.enqueue(Self.bytes("fix2\n"), stream: 1)
+        let replaced = queue.enqueue(Self.bytes("fix2\n"), key: 1)
         #expect(!replaced)
         #expect(Self.drain(&queue) == Self.bytes("x1\nfix2\n"))
     }
@@ -52,36 +51,13 @@ import Testing
         var queue = OutboundQueue()
         for index in 0..<3000 {
             queue.enqueue(Self.bytes("reply\(index)\n"))
-            queue.enqueue(Self.bytes("fix\(index)\n"), stream: 1)
+            queue.enqueue(Self.bytes("fix\(index)\n"), key: 1)
         }
         let text = String(decoding: Self.drain(&queue, limit: 7), as: UTF8.self)
         let lines = text.split(separator: "\n")
         #expect(lines.filter { $0.hasPrefix("reply") }.count == 3000)
         #expect(lines.filter { $0.hasPrefix("fix") } == ["fix2999"])
         #expect(queue.coalesced == 2999)
-    }
-}
-
-@Suite struct DaemonOptionsTests {
-    @Test func parsesEveryOption() throws {
-        let options = try DaemonOptions.parse([
-            "--socket", "/tmp/s", "--gpsd=127.0.0.1:1234", "--config", "/tmp/c", "--state-dir", "/tmp/st",
-            "--log-level", "debug", "--check-config",
-        ])
-        #expect(options.socketPath == "/tmp/s")
-        #expect(options.gpsd == "127.0.0.1:1234")
-        #expect(options.configPath == "/tmp/c" && options.stateDirectory == "/tmp/st")
-        #expect(options.logLevel == "debug" && options.checkConfig)
-    }
-
-    @Test func environmentSocketYieldsToTheFlag() throws {
-        #expect(try DaemonOptions.parse([], environment: ["AKLOC_SOCKET": "/e"]).socketPath == "/e")
-        #expect(try DaemonOptions.parse(["--socket", "/f"], environment: ["AKLOC_SOCKET": "/e"]).socketPath == "/f")
-    }
-
-    @Test(arguments: [["--socket"], ["--bogus"], ["--gpsd", "--socket", "/x"], ["extra"]])
-    func rejectsBadArguments(arguments: [String]) {
-        #expect(throws: DaemonOptions.UsageError.self) { try DaemonOptions.parse(arguments) }
     }
 }
 
@@ -98,7 +74,7 @@ import Testing
 
     @Test func remainderIsWrittenFromWhereTheSocketStopped() {
         var queue = OutboundQueue()
-        queue.enqueueRemainder(of: Array("hello\n".utf8), written: 2, stream: 1)
+        queue.enqueueRemainder(of: Array("hello\n".utf8), written: 2, key: 1)
         #expect(queue.queuedBytes == 4)
         #expect(drain(&queue) == Array("llo\n".utf8))
         #expect(queue.isEmpty && queue.queuedBytes == 0)
@@ -106,8 +82,8 @@ import Testing
 
     @Test func partlyWrittenRemainderIsNeverCoalescedAway() {
         var queue = OutboundQueue()
-        queue.enqueueRemainder(of: Array("old\n".utf8), written: 1, stream: 1)
-        let replaced = queue.enqueue(Array("new\n".utf8), stream: 1)
+        queue.enqueueRemainder(of: Array("old\n".utf8), written: 1, key: 1)
+        let replaced = queue.enqueue(Array("new\n".utf8), key: 1)
         #expect(!replaced)
         #expect(drain(&queue) == Array("ld\nnew\n".utf8))
     }
