@@ -3,9 +3,10 @@ import AklocPosix
 import AklocProtocol
 import Dispatch
 
-/// The client server: the listening socket, every connection, and their
-/// outbound queues. It owns the slow-reader rules (coalescing, the hard
-/// limit) and the accept back-off; what a request means, who may have
+/// The client server: the listening socket (a `StreamServer`, with its
+/// accept back-off) and every connection (a `BufferedStream` each, with its
+/// coalescing and byte cap). It applies the slow-reader rules (a client
+/// past the hard limit is dropped); what a request means, who may have
 /// fixes and what the engine is told is the daemon's, reached through
 /// `Handlers` on the daemon's queue.
 ///
@@ -75,11 +76,7 @@ final class ClientServer: Component {
     private let queue: DispatchQueue
     private let clock: any ShellClock
     private let logger: (LogLevel, String, KeyValuePairs<String, String>) -> Void
-    private var listener: UnixListeningSocket?
-    private var listenWatch: FileDescriptor.Watch?
-    /// The listening source is suspended after a failed accept (see `acceptPending`).
-    private var acceptSuspended = false
-    private var acceptRetry: (any ShellTimer)?
+    private var acceptor: StreamServer<UnixListeningSocket>?
 
     init(
         listening: Listening, hardLimit: Int, queue: DispatchQueue, clock: any ShellClock,
@@ -118,10 +115,14 @@ final class ClientServer: Component {
         } catch {
             throw ComponentError(.cannotListen, component: name, "\(error)")
         }
-        self.listener = listener
-        listenWatch = listener.descriptor.watch(.readable, on: queue) { [weak self] in
-            self?.acceptPending()
-        }
+        let acceptor = StreamServer(
+            listener: listener, queue: queue, clock: clock,
+            acceptFailed: { [weak self] error in
+                self?.log(.warning, "accept failed (\(error)): not accepting until a client leaves or for 1 s")
+            },
+            accepted: { [weak self] stream, credentials in self?.accept(stream, credentials) })
+        self.acceptor = acceptor
+        acceptor.start()
     }
 
     /// One last non-blocking flush each (a client that cannot take it now
@@ -129,68 +130,26 @@ final class ClientServer: Component {
     /// the listener closed, and the socket file it bound removed.
     func stop() {
         for client in clients.values {
-            _ = client.flush()
+            client.stream.flush()
             client.close()
         }
         clients.removeAll()
-        acceptRetry?.cancel()
-        acceptRetry = nil
-        acceptSuspended = false
-        listenWatch = nil
-        listener?.close()
-        listener = nil
+        acceptor?.stop()
+        acceptor = nil
     }
 
     // MARK: Accepting
 
-    /// Accepts every waiting connection and hands each to the daemon.
-    func acceptPending() {
-        guard let listener else { return }
-        while true {
-            let accepted: (UnixStreamSocket, UnixStreamSocket.Credentials)?
-            do {
-                accepted = try listener.accept()
-            } catch {
-                suspendAccepting(error)
-                return
-            }
-            guard let (socket, credentials) = accepted else { return }
-            accept(SocketTransport(socket, queue: queue), credentials)
-        }
-    }
-
-    /// A failed accept (EMFILE, ENFILE, ENOBUFS…) leaves the connection
-    /// waiting in the backlog, so the level-triggered listening source would
-    /// fire again at once and spin the event loop, starving every client.
-    /// Stop listening instead, until a client leaves (freeing a descriptor)
-    /// or a second has passed; waiting peers stay queued in the backlog.
-    private func suspendAccepting(_ error: SocketError) {
-        guard !acceptSuspended, let listenWatch else { return }
-        acceptSuspended = true
-        listenWatch.suspend()
-        log(.warning, "accept failed (\(error)): not accepting until a client leaves or for 1 s")
-        if acceptRetry == nil {
-            acceptRetry = clock.makeTimer { [weak self] in self?.resumeAccepting() }
-        }
-        acceptRetry?.schedule(at: clock.now().advanced(bySeconds: 1), leeway: 0.1)
-    }
-
-    func resumeAccepting() {
-        guard acceptSuspended, let listenWatch else { return }
-        acceptSuspended = false
-        listenWatch.resume()
-    }
-
     /// Takes a connected stream in as a new client, reading from it from
     /// now on (the listener's accepts, and the embedded tests' pipes).
-    func accept(_ transport: any ClientTransport, _ credentials: UnixStreamSocket.Credentials) {
+    func accept(_ stream: BufferedStream, _ credentials: UnixStreamSocket.Credentials) {
         let (identity, isAdmin) = handlers.identify(credentials)
         let id = reserveID()
         let client = ClientConnection(
-            id: id, transport: transport, credentials: credentials, identity: identity, isAdmin: isAdmin,
+            id: id, stream: stream, credentials: credentials, identity: identity, isAdmin: isAdmin,
             connectedAt: clock.now())
         clients[id] = client
-        transport.watchReadable { [weak self] in self?.readable(id) }
+        stream.watchReadable(on: queue) { [weak self] in self?.readable(id) }
         handlers.admitted(id)
     }
 
@@ -204,7 +163,7 @@ final class ClientServer: Component {
         for _ in 0..<4 {
             let result: UnixStreamSocket.Received
             do {
-                result = try buffer.withUnsafeMutableBytes { try client.transport.read(into: $0) }
+                result = try buffer.withUnsafeMutableBytes { try client.stream.read(into: $0) }
             } catch {
                 drop(id, reason: "read failed: \(error)")
                 return
@@ -234,7 +193,7 @@ final class ClientServer: Component {
                 let error = ProtocolError(
                     .lineTooLong, "a request line must be at most \(client.framer.maxLineLength) bytes")
                 _ = send(ServerEncoder.reply(error: error), to: client)
-                _ = client.flush()
+                client.stream.flush()
                 disconnect(client.id, reason: "line over \(client.framer.maxLineLength) bytes")
                 return false
             }
@@ -244,54 +203,29 @@ final class ClientServer: Component {
 
     // MARK: Writing
 
-    /// Queues bytes for a client and writes what the stream takes now.
-    func send(_ bytes: [UInt8], stream: OutboundQueue.StreamKey? = nil, to client: ClientConnection) -> SendOutcome {
-        guard !client.isClosed else { return .notConnected }
-        // Fast path (most clients, most of the time): nothing is waiting, so
-        // write the shared bytes straight away and queue only what the stream
-        // did not take. Its write handler is already stopped.
-        var outcome = SendOutcome.queued
-        var result = ClientConnection.FlushResult.blocked
-        if client.queue.isEmpty {
-            let written: Int
-            let attempt = bytes.withUnsafeBytes { buffer in
-                Result { () throws(SocketError) in try client.transport.write(buffer) }
-            }
-            switch attempt {
-            case .success(let count): written = count
-            case .failure(let error): return .mustLeave(Self.departure(after: error))
-            }
-            if written == bytes.count { return .written }
-            client.queue.enqueueRemainder(of: bytes, written: written, stream: stream)
-        } else {
-            if client.queue.enqueue(bytes, stream: stream) { outcome = .coalesced }
-            result = client.flush()
-        }
-        switch result {
-        case .drained:
-            client.transport.stopWaitingForWritable()
-            return .written
-        case .blocked:
-            if client.queue.queuedBytes > hardLimit {
-                return .mustLeave(
-                    .dropped(
-                        "slow reader: \(client.queue.queuedBytes) bytes queued, over the limit of \(hardLimit)"))
-            }
-            let id = client.id
-            client.transport.waitForWritable { [weak self] in self?.writable(id) }
-            return outcome
-        case .failed(let error):
-            return .mustLeave(Self.departure(after: error))
+    /// Writes bytes to a client now, or queues them (`BufferedStream`);
+    /// a client past the hard limit must leave.
+    func send(
+        _ bytes: [UInt8], stream key: OutboundQueue.CoalescingKey? = nil, to client: ClientConnection
+    ) -> SendOutcome {
+        let id = client.id
+        let sent = client.stream.send(
+            bytes, coalescingKey: key, byteCap: hardLimit, waitingOn: queue, { [weak self] in self?.writable(id) })
+        switch sent {
+        case .written: return .written
+        case .queued: return .queued
+        case .coalesced: return .coalesced
+        case .overCap(let queued):
+            return .mustLeave(.dropped("slow reader: \(queued) bytes queued, over the limit of \(hardLimit)"))
+        case .failed(let error): return .mustLeave(Self.departure(after: error))
+        case .closed: return .notConnected
         }
     }
 
+    /// A blocked client's socket takes bytes again.
     func writable(_ id: SubscriberID) {
         guard let client = clients[id] else { return }
-        switch client.flush() {
-        case .drained: client.transport.stopWaitingForWritable()
-        case .blocked: break
-        case .failed(let error): depart(id, Self.departure(after: error))
-        }
+        if case .failed(let error) = client.stream.writable() { depart(id, Self.departure(after: error)) }
     }
 
     static func departure(after error: SocketError) -> Departure {
@@ -310,10 +244,8 @@ final class ClientServer: Component {
     /// The client went away (or must go): close it, tell the daemon.
     func disconnect(_ id: SubscriberID, reason: String?) {
         guard let client = clients.removeValue(forKey: id) else { return }
-        client.close { [weak self] in
-            // A descriptor is free again: accept can go on after EMFILE.
-            self?.resumeAccepting()
-        }
+        // The stream tells the acceptor once its descriptor is free.
+        client.close()
         if let reason {
             log(.info, "client \(id) disconnected: \(reason)", ["AKLOC_CLIENT_UID": "\(client.credentials.uid)"])
         }

@@ -174,7 +174,7 @@ actor Daemon {
             case .send(let ids, let event):
                 // Encoded once, shared by every recipient's queue; not at all
                 // when only sinks hear it.
-                var encoded: (bytes: [UInt8], stream: OutboundQueue.StreamKey?)?
+                var encoded: (bytes: [UInt8], stream: OutboundQueue.CoalescingKey?)?
                 for id in ids {
                     if let client = server.clients[id] {
                         if encoded == nil { encoded = (ServerEncoder.event(event), Daemon.stream(of: event)) }
@@ -211,7 +211,7 @@ actor Daemon {
 
     /// The coalescing stream of an event (docs/protocol.md: slow readers),
     /// hashed once per output rather than compared as text per recipient.
-    static func stream(of event: Engine.Event) -> OutboundQueue.StreamKey? {
+    static func stream(of event: Engine.Event) -> OutboundQueue.CoalescingKey? {
         event.coalescingKey?.hashValue
     }
 
@@ -223,7 +223,7 @@ actor Daemon {
     /// Returns how the client leaves, if writing showed it must; the caller
     /// departs it once its own step is done.
     func deliver(
-        _ bytes: [UInt8], stream: OutboundQueue.StreamKey? = nil, to client: ClientConnection
+        _ bytes: [UInt8], stream: OutboundQueue.CoalescingKey? = nil, to client: ClientConnection
     ) -> ClientServer.Departure? {
         switch server.send(bytes, stream: stream, to: client) {
         case .coalesced:

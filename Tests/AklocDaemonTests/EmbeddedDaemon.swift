@@ -23,19 +23,35 @@ import Foundation
 /// A client's end of an in-memory pipe. The daemon writes into a buffer of
 /// `capacity` bytes (the socket buffer) and sees "would block" once it is
 /// full; the test reads from it, which makes room and wakes the daemon.
-final class MemoryTransport: ClientTransport, @unchecked Sendable {
+final class MemoryTransport: StreamTransport, @unchecked Sendable {
     var capacity: Int
     /// Daemon to client, not read by the test yet.
     private(set) var unread: [UInt8] = []
     /// Client to daemon, not read by the daemon yet.
     private var inbound: [UInt8] = []
     private var peerClosed = false
-    private var readHandler: (() -> Void)?
-    private var writeHandler: (() -> Void)?
-    private(set) var isClosed = false
+    private var readWatch: Watch?
+    private var writeWatch: Watch?
+    private(set) var isClosing = false
 
     init(capacity: Int = 1 << 20) {
         self.capacity = capacity
+    }
+
+    /// A handler the pipe calls while it is neither suspended nor cancelled.
+    final class Watch: StreamWatch {
+        let handler: () -> Void
+        var isSuspended = false
+        var isCancelled = false
+
+        init(_ handler: @escaping () -> Void) { self.handler = handler }
+
+        var isActive: Bool { !isSuspended && !isCancelled }
+        func suspend() { isSuspended = true }
+        func resume() { isSuspended = false }
+        func cancel() { isCancelled = true }
+
+        func fire() { if isActive { handler() } }
     }
 
     // MARK: The daemon's side
@@ -55,31 +71,41 @@ final class MemoryTransport: ClientTransport, @unchecked Sendable {
         return count
     }
 
-    func watchReadable(_ handler: @escaping () -> Void) { readHandler = handler }
-    func waitForWritable(_ handler: @escaping () -> Void) { writeHandler = handler }
-    func stopWaitingForWritable() { writeHandler = nil }
+    func watch(_ event: FileDescriptor.Event, on queue: DispatchQueue, handler: @escaping () -> Void)
+        -> any StreamWatch
+    {
+        let watch = Watch(handler)
+        switch event {
+        case .readable: readWatch = watch
+        case .writable: writeWatch = watch
+        }
+        return watch
+    }
 
     func close(then: (() -> Void)?) {
-        isClosed = true
-        readHandler = nil
-        writeHandler = nil
+        isClosing = true
+        readWatch?.cancel()
+        writeWatch?.cancel()
+        readWatch = nil
+        writeWatch = nil
         then?()
     }
 
-    var isWaitingForWritable: Bool { writeHandler != nil }
+    var isWaitingForWritable: Bool { writeWatch?.isActive ?? false }
+    var isClosed: Bool { isClosing }
 
     // MARK: The test's side (on the daemon's queue)
 
     /// Sends one request line, as a client would.
     func send(_ line: String) {
         inbound.append(contentsOf: Array(line.utf8) + [0x0A])
-        readHandler?()
+        readWatch?.fire()
     }
 
     /// The client hangs up.
     func hangUp() {
         peerClosed = true
-        readHandler?()
+        readWatch?.fire()
     }
 
     /// Bytes read by the test, not yet a whole line.
@@ -92,7 +118,7 @@ final class MemoryTransport: ClientTransport, @unchecked Sendable {
         repeat {
             partial += unread
             unread.removeAll()
-            writeHandler?()
+            writeWatch?.fire()
         } while !unread.isEmpty
         guard let end = partial.lastIndex(of: 0x0A) else { return [] }
         let lines = partial[...end].split(separator: 0x0A)
@@ -180,7 +206,9 @@ final class EmbeddedDaemon: @unchecked Sendable {
     func connect(uid: UInt32 = 0, capacity: Int = 1 << 20) -> MemoryTransport {
         let transport = MemoryTransport(capacity: capacity)
         onQueue { daemon in
-            daemon.server.accept(transport, UnixStreamSocket.Credentials(pid: 4242, uid: uid, gid: uid))
+            daemon.server.accept(
+                BufferedStream(transport),
+                UnixStreamSocket.Credentials(pid: 4242, uid: uid, gid: uid))
         }
         return transport
     }
