@@ -21,7 +21,7 @@ public final class NMEAFeature: Feature {
 
     init(path: String, mode: UInt32, host: any FeatureHost) {
         self.host = host
-        feed = NMEAFeed(path: path, mode: mode, queue: host.queue) { [weak host] level, message in
+        feed = NMEAFeed(path: path, mode: mode, queue: host.queue, clock: host.clock) { [weak host] level, message in
             host?.log(level, message, ["AKLOC_NMEA": path])
         }
         feed.readersChanged = { [weak self] anyone in self?.readersChanged(anyone) }

@@ -9,6 +9,7 @@ import Dispatch
 /// A reader that cannot take an epoch whole keeps the rest queued and skips
 /// the epochs that come meanwhile, so each reader holds at most one epoch
 /// and always sees whole sentences. What a reader sends is read and dropped.
+/// Accepting and writing are the `StreamServer`'s and `BufferedStream`'s.
 public final class NMEAFeed: Component {
     public let name = "NMEA feed"
     /// Called when the first reader arrives (true) and the last leaves (false).
@@ -17,23 +18,19 @@ public final class NMEAFeed: Component {
     private let mode: UInt32
     private let queue: DispatchQueue
     private let log: (LogLevel, String) -> Void
-    private var listener: UnixListeningSocket?
-    private var listenWatch: FileDescriptor.Watch?
-    private var readers: [ObjectIdentifier: Reader] = [:]
+    private let clock: any ShellClock
+    private var acceptor: StreamServer<UnixListeningSocket>?
+    private var readers: [Int: BufferedStream] = [:]
+    private var nextReader = 0
 
-    private final class Reader {
-        let socket: UnixStreamSocket
-        var pending: [UInt8] = []
-        var readWatch: FileDescriptor.Watch?
-        var writeWatch: FileDescriptor.Watch?
-
-        init(_ socket: UnixStreamSocket) { self.socket = socket }
-    }
-
-    public init(path: String, mode: UInt32, queue: DispatchQueue, log: @escaping (LogLevel, String) -> Void) {
+    public init(
+        path: String, mode: UInt32, queue: DispatchQueue, clock: any ShellClock,
+        log: @escaping (LogLevel, String) -> Void
+    ) {
         self.path = path
         self.mode = mode
         self.queue = queue
+        self.clock = clock
         self.log = log
     }
 
@@ -46,48 +43,41 @@ public final class NMEAFeed: Component {
         } catch {
             throw ComponentError(.cannotListen, component: name, "\(error)")
         }
-        self.listener = listener
-        listenWatch = listener.descriptor.watch(.readable, on: queue) { [weak self] in self?.acceptPending() }
+        let acceptor = StreamServer(
+            listener: listener, queue: queue, clock: clock,
+            acceptFailed: { [weak self] error in
+                self?.log(
+                    .warning, "NMEA feed: accept failed (\(error)); not accepting until a reader leaves or for 1 s")
+            },
+            accepted: { [weak self] stream, _ in self?.add(stream) })
+        self.acceptor = acceptor
+        acceptor.start()
         log(.notice, "serving NMEA on \(path)")
     }
 
     public func stop() {
-        for reader in readers.values { reader.socket.close() }
+        for var reader in readers.values { reader.close() }
         readers.removeAll()
-        listenWatch = nil
-        // Closing the listener removes its file.
-        listener?.close()
-        listener = nil
+        // Stopping the server closes the listener, which removes its file.
+        acceptor?.stop()
+        acceptor = nil
     }
 
-    private func acceptPending() {
-        guard let listener else { return }
-        let before = readers.count
-        while true {
-            let accepted: (UnixStreamSocket, UnixStreamSocket.Credentials)?
-            do {
-                accepted = try listener.accept()
-            } catch {
-                // EMFILE and friends: wait for a reader to leave or the next epoch.
-                log(.warning, "NMEA feed: accept failed (\(error)); retrying with the next epoch")
-                listenWatch?.suspend()
-                break
-            }
-            guard let (socket, _) = accepted else { break }
-            let reader = Reader(socket)
-            let key = ObjectIdentifier(reader)
-            readers[key] = reader
-            reader.readWatch = socket.descriptor.watch(.readable, on: queue) { [weak self] in self?.drain(key) }
-        }
-        if before == 0, !readers.isEmpty { readersChanged(true) }
+    private func add(_ stream: BufferedStream) {
+        let wasEmpty = readers.isEmpty
+        let key = nextReader
+        nextReader += 1
+        readers[key] = stream
+        stream.watchReadable(on: queue) { [weak self] in self?.drain(key) }
+        if wasEmpty { readersChanged(true) }
     }
 
     /// Reads and drops what a reader sends; its end of file closes it.
-    private func drain(_ key: ObjectIdentifier) {
-        guard let reader = readers[key] else { return }
+    private func drain(_ key: Int) {
+        guard let stream = readers[key] else { return }
         var buffer = [UInt8](repeating: 0, count: 512)
         while true {
-            let result = try? buffer.withUnsafeMutableBytes { try reader.socket.receive(into: $0) }
+            let result = try? buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
             switch result {
             case .bytes?: continue
             case .wouldBlock?: return
@@ -96,44 +86,26 @@ public final class NMEAFeed: Component {
         }
     }
 
-    /// One epoch to every reader.
+    /// One epoch to every reader that has taken the last one whole.
     public func write(_ location: Location) {
-        listenWatch?.resume()
         guard !readers.isEmpty else { return }
         let bytes = Array(NMEASentences.epoch(location).utf8)
-        for (key, reader) in readers where reader.pending.isEmpty {
-            reader.pending = bytes
-            flush(key)
+        for key in Array(readers.keys) where readers[key]?.isDrained == true {
+            let sent = readers[key]?.send(bytes, waitingOn: queue, { [weak self] in self?.writable(key) })
+            switch sent {
+            case .written?, .queued?, .coalesced?, .overCap?, nil: break
+            case .failed?, .closed?: close(key)
+            }
         }
     }
 
-    private func flush(_ key: ObjectIdentifier) {
-        guard let reader = readers[key] else { return }
-        while !reader.pending.isEmpty {
-            let written: Int
-            do {
-                written = try reader.pending.withUnsafeBytes { try reader.socket.send($0) }
-            } catch {
-                return close(key)
-            }
-            if written == 0 {
-                if reader.writeWatch == nil {
-                    reader.writeWatch = reader.socket.descriptor.watch(.writable, on: queue) { [weak self] in
-                        self?.flush(key)
-                    }
-                }
-                return
-            }
-            reader.pending.removeFirst(written)
-        }
-        reader.writeWatch?.cancel()
-        reader.writeWatch = nil
+    private func writable(_ key: Int) {
+        if case .failed? = readers[key]?.writable() { close(key) }
     }
 
-    private func close(_ key: ObjectIdentifier) {
-        guard let reader = readers.removeValue(forKey: key) else { return }
-        reader.socket.close()
-        listenWatch?.resume()
+    private func close(_ key: Int) {
+        guard var stream = readers.removeValue(forKey: key) else { return }
+        stream.close()
         if readers.isEmpty { readersChanged(false) }
     }
 }
