@@ -61,6 +61,8 @@ let package = Package(
         .target(
             name: "AklocGeoClue",
             dependencies: ["AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol", "AklocSystemd"]),
+        // HTTP/1.1 and server-sent events for `akloc map`'s page (docs/map.md), on AklocPosix's stream server.
+        .target(name: "AklocHTTP", dependencies: ["AklocCore", "AklocJSON", "AklocPosix"]),
         .target(
             name: "AklocDaemon",
             dependencies: [
@@ -101,7 +103,8 @@ let package = Package(
                     ], .when(configuration: .release)),
             ]),
         .executableTarget(
-            name: "akloc", dependencies: ["AklocCore", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol"],
+            name: "akloc",
+            dependencies: ["AklocCore", "AklocGeo", "AklocHTTP", "AklocJSON", "AklocPosix", "AklocProtocol"],
             // The map page's files, compiled into the binary (docs/map.md).
             resources: [
                 .embedInCode("MapPage/index.html"), .embedInCode("MapPage/map.js"), .embedInCode("MapPage/map.css"),
@@ -134,6 +137,8 @@ let package = Package(
         .testTarget(name: "AklocProtocolTests", dependencies: ["AklocJSON", "AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocGPSDTests", dependencies: ["AklocGPSD", "AklocTestSupport"]),
         .testTarget(name: "AklocPosixTests", dependencies: ["AklocPosix", "AklocTestSupport"]),
+        .testTarget(
+            name: "AklocHTTPTests", dependencies: ["AklocCore", "AklocHTTP", "AklocPosix", "AklocTestSupport"]),
         .testTarget(name: "AklocGeoTests", dependencies: ["AklocGeo", "AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocSystemdTests", dependencies: ["AklocSystemd", "AklocTestSupport"]),
         .testTarget(name: "AklocDaemonTests", dependencies: ["AklocDaemon", "AklocGeoService", "AklocTestSupport"]),

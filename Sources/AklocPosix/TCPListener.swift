@@ -1,11 +1,15 @@
 import AklocCore
+import CPosix
 import Glibc
 
 /// A listening TCP socket (IPv4 or IPv6) and the non-blocking `accept` of
-/// its connections: `akloc map`'s page server. Reads and writes on the
-/// accepted sockets go through `UnixStreamSocket.receive`/`send`, which
-/// are plain `recv`/`send` and work on any stream socket.
-public enum TCPListener {
+/// its connections: `akloc map`'s page server, through a `StreamServer`.
+/// Reads and writes on the accepted sockets go through
+/// `UnixStreamSocket.receive`/`send`, which are plain `recv`/`send` and
+/// work on any stream socket.
+public struct TCPListener: StreamListener {
+    public let descriptor: FileDescriptor
+
     /// A numeric host and port, as `--listen` names them.
     public struct Address: Hashable, Sendable, CustomStringConvertible {
         public var host: String
@@ -45,7 +49,7 @@ public enum TCPListener {
 
     /// A non-blocking, close-on-exec socket listening on `address`; port 0
     /// picks a free one (see `boundPort`).
-    public static func listen(on address: Address, backlog: Int32 = 128) throws(Errno) -> FileDescriptor {
+    public static func listen(on address: Address, backlog: Int32 = 128) throws(Errno) -> TCPListener {
         let family = address.isIPv6 ? AF_INET6 : AF_INET
         let fd = try Syscall.retryingOnEINTR {
             socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue | SOCK_NONBLOCK.rawValue), 0)
@@ -80,11 +84,12 @@ public enum TCPListener {
             }
         }
         try Syscall.retryingOnEINTR { Glibc.listen(fd, backlog) }
-        return descriptor
+        return TCPListener(descriptor: descriptor)
     }
 
-    /// The port a listening socket is bound to.
-    public static func boundPort(_ fd: Int32) throws(Errno) -> UInt16 {
+    /// The port the socket is bound to.
+    public func boundPort() throws(Errno) -> UInt16 {
+        let fd = descriptor.rawValue
         var storage = sockaddr_in6()
         var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
         try Syscall.retryingOnEINTR {
@@ -96,33 +101,25 @@ public enum TCPListener {
         return UInt16(bigEndian: storage.sin6_port)
     }
 
-    /// What a non-blocking accept got.
-    public enum Accepted {
-        case connection(FileDescriptor)
-        case wouldBlock
-        /// Out of descriptors (EMFILE, ENFILE): the caller should shed load.
-        case exhausted
-    }
-
-    /// The next pending connection, non-blocking and close-on-exec. Errors a
-    /// client caused (it reset before accept) count as `wouldBlock`.
-    public static func accept(_ fd: Int32) throws(Errno) -> Accepted {
-        do {
-            // accept4 is not in the Glibc module (it needs _GNU_SOURCE); the
-            // CLI spawns nothing but xdg-open, so the window before
-            // FD_CLOEXEC is set does not matter.
-            let client = try Syscall.retryingOnEINTR { Glibc.accept(fd, nil, nil) }
-            let descriptor = FileDescriptor(adopting: client)
-            try Syscall.retryingOnEINTR { fcntl(client, F_SETFD, FD_CLOEXEC) }
-            let flags = try Syscall.retryingOnEINTR { fcntl(client, F_GETFL) }
-            try Syscall.retryingOnEINTR { fcntl(client, F_SETFL, flags | O_NONBLOCK) }
-            return .connection(descriptor)
-        } catch {
-            switch error.rawValue {
-            case EAGAIN, EWOULDBLOCK, ECONNABORTED, EPROTO: return .wouldBlock
-            case EMFILE, ENFILE, ENOBUFS, ENOMEM: return .exhausted
-            default: throw error
+    /// The next pending connection, non-blocking and close-on-exec; nil
+    /// when none is waiting. A peer that reset before its accept is skipped.
+    public func accept() throws(SocketError) -> (UnixStreamSocket, Void)? {
+        let flags = Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue)
+        while true {
+            do {
+                let client = try Syscall.retryingOnEINTR { accept4(descriptor.rawValue, nil, nil, flags) }
+                return (UnixStreamSocket(FileDescriptor(adopting: client)), ())
+            } catch {
+                switch error.rawValue {
+                case ECONNABORTED, EPROTO: continue
+                case EAGAIN, EWOULDBLOCK: return nil
+                default: throw SocketError(.accept, path: nil, error)
+                }
             }
         }
+    }
+
+    public func close(then: (() -> Void)? = nil) {
+        descriptor.close(then: then)
     }
 }

@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGeo
+import AklocHTTP
 import AklocJSON
 import AklocPosix
 import AklocProtocol
@@ -211,14 +212,14 @@ struct MapCommand: Command {
     }
 
     private func serve(_ page: MapPage, _ context: CommandContext) throws(CLIError) -> Int32 {
-        let listener: FileDescriptor
+        let listener: TCPListener
         do {
             listener = try TCPListener.listen(on: listen)
         } catch {
             throw .failure("cannot listen on \(listen): \(error.message)")
         }
         var address = listen
-        if let port = try? TCPListener.boundPort(listener.rawValue) { address.port = port }
+        if let port = try? listener.boundPort() { address.port = port }
         if !address.isLoopback {
             Output.error(
                 "akloc map: warning: serving on \(address), which other machines can reach; "
@@ -228,16 +229,17 @@ struct MapCommand: Command {
             page: page, countries: countries().jsonBytes,
             data: MapData(socketPath: context.socketPath, since: since, placeImages: page.placeImageURLs(inline: false))
         )
-        let imageSources = tiles.flatMap(Self.origin) ?? ""
         let box = ServerBox()
         let link = MapDaemonLink(socketPath: context.socketPath) { bytes in box.server?.broadcast(bytes) }
-        var limits = MapServer.Limits()
+        var limits = HTTPServer.Limits()
         limits.headTimeout = requestTimeout
-        let server = MapServer(
-            listener: listener, limits: limits, imageSources: imageSources, router: routes.route,
+        let queue = DispatchQueue(label: "akloc.map.server")
+        let server = HTTPServer(
+            listener: listener, queue: queue, clock: DispatchClock(queue: queue), limits: limits,
+            headers: MapRoutes.headers(imageSources: tiles.flatMap(Self.origin) ?? ""), router: routes.route,
             initialEvents: { link.currentEvents })
         box.server = server
-        server.start()
+        queue.async { server.start() }
         link.start()
         let url = "http://\(address)/"
         Output.line(url)
@@ -247,7 +249,7 @@ struct MapCommand: Command {
 
     /// The link is made before the server it publishes to.
     private final class ServerBox: @unchecked Sendable {
-        var server: MapServer?
+        var server: HTTPServer?
     }
 
     private static func openBrowser(_ url: String) {

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocHTTP
 import AklocJSON
 import AklocProtocol
 import Dispatch
@@ -36,7 +37,7 @@ final class MapDaemonLink: Sendable {
     }
 
     static func event(_ name: String, _ data: JSONValue) -> [UInt8] {
-        Array("event: \(name)\ndata: ".utf8) + data.jsonBytes + Array("\n\n".utf8)
+        ServerSentEvent.bytes(event: name, data: data.jsonBytes)
     }
 
     private func setStatus(_ value: JSONValue) {

@@ -1,3 +1,4 @@
+import AklocHTTP
 import AklocJSON
 
 /// Which answer each path of the page server gets. Only these paths exist:
@@ -29,7 +30,7 @@ struct MapRoutes: Sendable {
         self.files = files
     }
 
-    func route(_ head: HTTPRequestHead) -> MapServer.Route {
+    func route(_ head: HTTPRequestHead) -> HTTPServer.Route {
         guard Self.isDirectHost(head.host) else {
             // A page elsewhere that re-points its own name at 127.0.0.1 (DNS
             // rebinding) would otherwise read the position: only addresses
@@ -48,6 +49,22 @@ struct MapRoutes: Sendable {
         default:
             return .response(.error(404, "no such page"))
         }
+    }
+
+    /// What every answer carries: nothing is cached, sniffed or framed, and
+    /// the page may load only its own scripts (and images from the tile
+    /// server's origin, `imageSources`).
+    static func headers(imageSources: String) -> [HTTPResponse.Header] {
+        [
+            HTTPResponse.Header("Cache-Control", "no-store"),
+            HTTPResponse.Header("X-Content-Type-Options", "nosniff"),
+            HTTPResponse.Header("X-Frame-Options", "DENY"),
+            HTTPResponse.Header("Referrer-Policy", "no-referrer"),
+            HTTPResponse.Header(
+                "Content-Security-Policy",
+                "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                    + "img-src 'self' data: \(imageSources); connect-src 'self'; frame-ancestors 'none'"),
+        ]
     }
 
     private static func geoJSON(_ value: JSONValue) -> HTTPResponse {

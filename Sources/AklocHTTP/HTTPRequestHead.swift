@@ -1,27 +1,34 @@
 /// The request line and headers of one HTTP/1.x request, parsed from the
-/// bytes received so far, with the page server's limits: a head over
+/// bytes received so far, with the server's limits: a head over
 /// `maxBytes` or with more than `maxHeaders` lines is refused before it is
 /// all read, so a client cannot make the server buffer without bound.
-struct HTTPRequestHead: Equatable {
-    static let maxBytes = 8 * 1024
-    static let maxHeaders = 64
+public struct HTTPRequestHead: Equatable, Sendable {
+    public static let maxBytes = 8 * 1024
+    public static let maxHeaders = 64
 
-    var method: String
+    public var method: String
     /// The path without its query string.
-    var path: String
-    var query: String
+    public var path: String
+    public var query: String
     /// The Host header's value, empty when there was none.
-    var host: String = ""
+    public var host: String = ""
+
+    public init(method: String, path: String, query: String, host: String = "") {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.host = host
+    }
 
     /// What the bytes so far amount to.
-    enum Parse: Equatable {
+    public enum Parse: Equatable, Sendable {
         case incomplete
         case request(HTTPRequestHead)
         /// Answer with `status` and close.
         case refused(status: Int, reason: String)
     }
 
-    static func parse(_ bytes: [UInt8]) -> Parse {
+    public static func parse(_ bytes: [UInt8]) -> Parse {
         guard let end = headEnd(bytes) else {
             if bytes.count > maxBytes { return .refused(status: 431, reason: "request head over \(maxBytes) bytes") }
             if lineCount(bytes) > maxHeaders + 1 {
@@ -65,7 +72,7 @@ struct HTTPRequestHead: Equatable {
     }
 
     /// The value of `name` in the query string (`since=2h`), undecoded but for `+` and `%XX`.
-    func queryValue(_ name: String) -> String? {
+    public func queryValue(_ name: String) -> String? {
         for pair in query.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             if parts.first.map(String.init) == name { return parts.count == 2 ? Self.percentDecoded(parts[1]) : "" }
