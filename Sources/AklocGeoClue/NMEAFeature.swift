@@ -12,7 +12,7 @@ public final class NMEAFeature: Feature {
     public var name: String { feed.name }
     public let feed: NMEAFeed
     private let host: any FeatureHost
-    private var subscriber: SubscriberID?
+    private var epochs = EpochSubscription()
 
     public static func make(_ settings: GeoClueSettings, host: any FeatureHost) -> NMEAFeature? {
         guard let path = settings.nmeaSocket else { return nil }
@@ -31,18 +31,6 @@ public final class NMEAFeature: Feature {
     public func stop() { feed.stop() }
 
     private func readersChanged(_ anyone: Bool) {
-        if anyone, subscriber == nil {
-            let id = host.addSubscriber(
-                .daemon,
-                sink: Sink(.withSockets) { [weak self] event in
-                    guard case .didUpdateLocation(let location, _) = event else { return }
-                    self?.feed.write(location)
-                })
-            subscriber = id
-            host.startUpdating(id, policy: nil, everyEpoch: true)
-        } else if !anyone, let id = subscriber {
-            subscriber = nil
-            host.removeSubscriber(id)
-        }
+        epochs.want(anyone, host: host, phase: .withSockets) { [weak self] in self?.feed.write($0) }
     }
 }

@@ -20,7 +20,7 @@ public final class MQTTFeature: Feature {
     private let host: any FeatureHost
     private let settings: MQTTSettings
     private var subscriber: SubscriberID?
-    private var regionSubscriber: SubscriberID?
+    private var epochs = EpochSubscription()
     private var monitor = RegionMonitor()
     private var placesByName: [String: SavedPlace] = [:]
     /// Sees each location just before the forwarder journals it (a test's
@@ -90,19 +90,11 @@ public final class MQTTFeature: Feature {
         placesByName = Dictionary(places.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         // A place that stayed the same keeps its inside/outside state.
         monitor.setRegions(places.map(RegionMonitor.Region.init))
-        if places.isEmpty, let id = regionSubscriber {
-            regionSubscriber = nil
-            host.removeSubscriber(id)
-        } else if !places.isEmpty, regionSubscriber == nil {
-            let id = host.addSubscriber(.daemon, sink: Sink(.afterSockets) { [weak self] in self?.watch($0) })
-            regionSubscriber = id
-            host.startUpdating(id, policy: nil, everyEpoch: true)
-        }
+        epochs.want(!places.isEmpty, host: host, phase: .afterSockets) { [weak self] in self?.watch($0) }
     }
 
     /// Every epoch, for the forwarder's region monitor.
-    private func watch(_ event: Engine.Event) {
-        guard case .didUpdateLocation(let fix, _) = event else { return }
+    private func watch(_ fix: Location) {
         let events = monitor.update(
             location: Coordinate(latitude: fix.latitude, longitude: fix.longitude), accuracy: fix.horizontalAccuracy,
             now: host.clock.now())

@@ -32,7 +32,7 @@ public final class PlacesFeature: Feature {
     public private(set) var places = SavedPlaces()
     private var watches: [SubscriberID: Watch] = [:]
     /// Takes every epoch while anyone monitors.
-    private var epochs: SubscriberID?
+    private var epochs = EpochSubscription()
 
     public static func make(_ settings: PlacesSettings, host: any FeatureHost) -> PlacesFeature? {
         PlacesFeature(host: host)
@@ -208,20 +208,12 @@ public final class PlacesFeature: Feature {
 
     /// The epochs subscriber exists exactly while someone monitors.
     private func updateEpochs() {
-        if watches.isEmpty, let id = epochs {
-            epochs = nil
-            host.removeSubscriber(id)
-        } else if !watches.isEmpty, epochs == nil {
-            let id = host.addSubscriber(.daemon, sink: Sink(.withSockets) { [weak self] in self?.epoch($0) })
-            epochs = id
-            host.startUpdating(id, policy: nil, everyEpoch: true)
-        }
+        epochs.want(!watches.isEmpty, host: host, phase: .withSockets) { [weak self] in self?.epoch($0) }
     }
 
     /// Each monitor whose client may be told this position gets it; what
     /// it saw goes to the engine once this step is done.
-    private func epoch(_ event: Engine.Event) {
-        guard case .didUpdateLocation(let fix, _) = event else { return }
+    private func epoch(_ fix: Location) {
         let location = Coordinate(latitude: fix.latitude, longitude: fix.longitude)
         let now = host.clock.now()
         for id in watches.keys.sorted() where host.mayReceiveLocations(id) {
