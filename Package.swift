@@ -60,14 +60,14 @@ let package = Package(
         // The GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md), on AklocSystemd's sd-bus.
         .target(
             name: "AklocGeoClue",
-            dependencies: ["AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol", "AklocSystemd"]),
+            dependencies: ["AklocCore", "AklocFeature", "AklocPosix", "AklocSystemd"]),
         // HTTP/1.1 and server-sent events for `akloc map`'s page (docs/map.md), on AklocPosix's stream server.
         .target(name: "AklocHTTP", dependencies: ["AklocCore", "AklocJSON", "AklocPosix"]),
         .target(
             name: "AklocDaemon",
             dependencies: [
                 "AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT",
-                "AklocGeo", "AklocGeoService", "AklocPlaces", "AklocTrack", "AklocGeoClue",
+                "AklocGeoService", "AklocPlaces", "AklocTrack", "AklocGeoClue",
             ]
         ),
         // The Swift runtime linked in statically, as the Debian package ships it:
@@ -116,7 +116,7 @@ let package = Package(
             name: "where-am-i-swift", dependencies: ["AKLocationManager"], path: "Examples/where-am-i-swift"),
         .target(
             name: "AklocTestSupport",
-            dependencies: ["AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol", "AklocSystemd"],
+            dependencies: ["AklocCore", "AklocFeature", "AklocPosix", "AklocSystemd"],
             path: "Tests/AklocTestSupport"
         ),
         // The benchmark harness (issue 7, `make bench`); CBench wraps epoll for it, and holds the
@@ -130,7 +130,7 @@ let package = Package(
             ],
             path: "bench/akloc-bench"
         ),
-        .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore", "AklocTestSupport"]),
+        .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore"]),
         .testTarget(name: "AklocJSONTests", dependencies: ["AklocJSON"]),
         // `akloc`'s own parts (the map server's parser and options).
         .testTarget(name: "AklocCLITests", dependencies: ["akloc"]),
@@ -156,7 +156,7 @@ let package = Package(
             name: "AKLocationManagerTests", dependencies: ["AKLocationManager", "AklocTestSupport"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["AklocCore", "AklocProtocol", "AklocTestSupport"]
+            dependencies: ["AklocCore", "AklocTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]
@@ -169,4 +169,10 @@ let package = Package(
 // (bench/NOTES.md, "Code layout").
 for target in package.targets where [.regular, .executable].contains(target.type) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Xfrontend", "-function-sections"])]
+}
+
+// A member is visible only where its module is imported (SE-0444), so each
+// file's imports say what it uses.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("MemberImportVisibility")]
 }

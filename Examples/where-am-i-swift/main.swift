@@ -7,6 +7,7 @@
 //
 // The socket is $AKLOC_SOCKET, else /run/akloc/akloc.sock (docs/clients.md).
 import AKLocationManager
+import AklocCore
 import Dispatch
 import Glibc
 

@@ -1,3 +1,5 @@
+import AklocGeoService
+
 /// `[geo]` keys (docs/configuration.md, docs/places.md).
 extension ConfigParser.State {
     mutating func assignGeo(_ field: ConfigParser.Field) throws(ConfigError) {

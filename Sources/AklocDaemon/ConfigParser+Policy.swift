@@ -1,4 +1,6 @@
 import AklocCore
+import AklocMQTT
+import AklocTrack
 
 /// The throttle-policy keys, parsed once for every section that has a
 /// policy (`[throttle]`, `[mqtt]`, `[track]`), with the same bounds (the

@@ -2,6 +2,7 @@ import AklocCore
 import AklocMQTT
 import AklocPosix
 import AklocSystemd
+import AklocTrack
 import Glibc
 
 /// Reads `akloc.conf`. Parsing is pure (bytes in, `Configuration` or

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocPosix
 import AklocProtocol
 
 extension Daemon {

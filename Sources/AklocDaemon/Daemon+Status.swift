@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGPSD
+import AklocPosix
 import AklocProtocol
 
 extension Daemon {

@@ -1,3 +1,5 @@
+import AklocCore
+
 /// Which country a point is in (DESIGN §9: the country containing the
 /// point, its land, else its territorial sea within 12 nautical miles of
 /// its coast), from two sources (docs/geodata.md):

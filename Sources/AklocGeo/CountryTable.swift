@@ -1,3 +1,5 @@
+import AklocCore
+
 /// Every country, and the lookups of DESIGN §9's `countries` op: by code
 /// (alpha-2 or alpha-3, any case), by calling code (every country sharing
 /// it: "+1" gives all 25 NANP members, where CountryPickerView returned only

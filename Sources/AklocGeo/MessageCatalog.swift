@@ -1,3 +1,5 @@
+import AklocCore
+
 /// A GNU gettext message catalog (.mo), for iso-codes' country-name
 /// translations (/usr/share/locale/LOCALE/LC_MESSAGES/iso_3166-1.mo). The
 /// shell reads the file; this parses its bytes, either byte order.

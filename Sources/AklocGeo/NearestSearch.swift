@@ -1,3 +1,5 @@
+import AklocCore
+
 /// The nearest record over the implicit k-d tree (the middle element of
 /// each range splits it), exactly the record a plain depth-first
 /// branch-and-bound returns, ties included: the first, in its

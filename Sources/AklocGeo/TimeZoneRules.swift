@@ -1,3 +1,5 @@
+import AklocCore
+
 /// One zone's offsets and abbreviations, parsed from a TZif file (RFC 8536;
 /// Debian tzdata's /usr/share/zoneinfo/AREA/CITY). The shell reads or maps
 /// the file; this only takes its bytes. Versions 1 to 4: the 64-bit block

@@ -1,3 +1,4 @@
+import AklocCore
 import AklocJSON
 import AklocProtocol
 

@@ -1,3 +1,4 @@
+import AklocCore
 import AklocProtocol
 /// `akloc pause`
 struct PauseCommand: Command {

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocJSON
 import AklocProtocol
 
 /// `akloc request-location [--timeout S] [--human]`

@@ -1,3 +1,4 @@
+import AklocCore
 import AklocProtocol
 /// `akloc resume`
 struct ResumeCommand: Command {

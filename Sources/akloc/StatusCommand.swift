@@ -1,3 +1,4 @@
+import AklocJSON
 import AklocProtocol
 
 /// `akloc status [--json]`

@@ -1,4 +1,5 @@
 import AKLocationManager
+import AklocCore
 import AklocTestSupport
 import Dispatch
 import Foundation

@@ -1,3 +1,4 @@
+import AklocGeo
 import AklocJSON
 import Testing
 

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocFeature
 import AklocGPSD
 import AklocMQTT
 import AklocPosix

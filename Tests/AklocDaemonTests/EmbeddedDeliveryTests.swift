@@ -1,4 +1,7 @@
 import AklocCore
+import AklocGPSD
+import AklocPosix
+import AklocTestSupport
 import Testing
 
 @testable import AklocDaemon

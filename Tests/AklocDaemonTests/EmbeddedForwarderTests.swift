@@ -1,4 +1,5 @@
 import AklocCore
+import AklocGPSD
 import AklocPosix
 import AklocTestSupport
 import Foundation

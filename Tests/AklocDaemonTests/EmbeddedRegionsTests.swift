@@ -1,4 +1,5 @@
 import AklocCore
+import AklocGPSD
 import Testing
 
 @testable import AklocDaemon

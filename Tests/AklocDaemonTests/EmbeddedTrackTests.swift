@@ -1,4 +1,5 @@
 import AklocCore
+import AklocGPSD
 import AklocTestSupport
 import AklocTrack
 import Foundation

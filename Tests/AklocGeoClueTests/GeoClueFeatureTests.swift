@@ -1,5 +1,6 @@
 import AklocCore
 import AklocFeature
+import AklocPosix
 import AklocTestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import AklocFeature
 import AklocJSON
 import AklocProtocol
 import AklocTestSupport
+import FoundationEssentials
 import Testing
 
 @testable import AklocGeoService

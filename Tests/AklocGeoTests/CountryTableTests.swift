@@ -1,3 +1,4 @@
+import AklocCore
 import AklocGeo
 import Foundation
 import Testing

@@ -1,5 +1,6 @@
 import AklocCore
 import AklocGeo
+import AklocPosix
 import AklocTestSupport
 import Glibc
 import Testing

@@ -1,3 +1,4 @@
+import AklocCore
 import AklocTestSupport
 import Glibc
 import Testing

@@ -1,3 +1,4 @@
+import AklocCore
 import AklocTestSupport
 import Dispatch
 import Glibc
