@@ -1,4 +1,5 @@
 import AklocCore
+import AklocPosix
 import Testing
 
 @testable import AklocHTTP

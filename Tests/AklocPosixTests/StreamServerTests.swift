@@ -1,3 +1,4 @@
+import AklocCore
 import AklocPosix
 import AklocTestSupport
 import Dispatch
