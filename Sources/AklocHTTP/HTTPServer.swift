@@ -68,11 +68,12 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// `headers` go on every answer. `router` and `initialEvents` are
-    /// called on `queue`, where `clock`'s timers must run.
+    /// called on `queue`, where `clock`'s timers must run; `acceptFailed`
+    /// hears each failed accept that pauses accepting (to log it).
     public init(
         listener: TCPListener, queue: DispatchQueue, clock: any ShellClock, limits: Limits = Limits(),
         headers: [HTTPResponse.Header], router: @escaping (HTTPRequestHead) -> Route,
-        initialEvents: @escaping () -> [UInt8]
+        initialEvents: @escaping () -> [UInt8], acceptFailed: @escaping (SocketError) -> Void = { _ in }
     ) {
         self.queue = queue
         self.limits = limits
@@ -82,7 +83,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.clock = clock
         acceptor = StreamServer(
             listener: listener, queue: queue, clock: clock,
-            acceptFailed: { _ in },  // nobody to tell: the page's tab retries
+            acceptFailed: acceptFailed,
             accepted: { [weak self] stream, _ in self?.accept(stream) })
     }
 

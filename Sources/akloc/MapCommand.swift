@@ -237,7 +237,8 @@ struct MapCommand: Command {
         let server = HTTPServer(
             listener: listener, queue: queue, clock: DispatchClock(queue: queue), limits: limits,
             headers: MapRoutes.headers(imageSources: tiles.flatMap(Self.origin) ?? ""), router: routes.route,
-            initialEvents: { link.currentEvents })
+            initialEvents: { link.currentEvents },
+            acceptFailed: { error in Output.error("akloc map: accept failed (\(error)); pausing for a second") })
         box.server = server
         queue.async { server.start() }
         link.start()
