@@ -1,9 +1,11 @@
+import AklocCore
+
 /// Why a configuration file was rejected. `code` is stable (tests and logs
 /// match on it); `description` is the message an administrator sees, in the
 /// `file:line:` form editors and compilers use, e.g.
 /// `/etc/akloc/akloc.conf:12: [throttle] min-interval: expected a number of seconds >= 0, got "fast"`.
 public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Code: String, Hashable, Sendable {
+    public enum Code: String, CodedErrorCode {
         /// A file named with `--config` does not exist.
         case fileNotFound
         /// The file exists but cannot be read (permissions, a directory, ...).
@@ -50,12 +52,14 @@ public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// Where, then the message and code as every `CodedError` prints them:
+    /// `path:line: [section] key: message [code]`.
     public var description: String {
         var text = path
         if let line { text += ":\(line)" }
         text += ": "
         if let section { text += "[\(section)] " }
         if let key { text += "\(key): " }
-        return text + message
+        return text + CodedError(code, message).description
     }
 }

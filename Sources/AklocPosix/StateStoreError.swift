@@ -1,8 +1,10 @@
+import AklocCore
+
 /// The state directory or file cannot be used at all; the daemon reports it
 /// and exits (a state it cannot save would silently forget pause and
 /// authorization decisions).
 public struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Code: String, Hashable, Sendable {
+    public enum Code: String, CodedErrorCode {
         case directoryUnavailable
         case unreadable
         case writeFailed
@@ -21,5 +23,8 @@ public struct StateStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         self.errno = errno
     }
 
-    public var description: String { message.hasPrefix(path) ? message : "\(path): \(message)" }
+    /// As every `CodedError` prints: `path: message [code]`.
+    public var description: String {
+        CodedError(code, message.hasPrefix(path) ? message : "\(path): \(message)").description
+    }
 }

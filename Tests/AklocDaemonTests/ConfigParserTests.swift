@@ -110,7 +110,8 @@ private func parse(_ text: String) throws -> Configuration {
         #expect(error?.key == "min-interval")
         #expect(
             error?.description
-                == "/etc/akloc/akloc.conf:12: [throttle] min-interval: expected a number of seconds >= 0, got \"fast\"")
+                == "/etc/akloc/akloc.conf:12: [throttle] min-interval: expected a number of seconds >= 0, got \"fast\""
+                + " [badValue]")
     }
 
     @Test(arguments: [
@@ -176,7 +177,7 @@ private func parse(_ text: String) throws -> Configuration {
         #expect(
             both?.description
                 == "/etc/akloc/akloc.conf:3: [throttle] max-interval: expected min-interval <= max-interval, "
-                + "got min-interval 60 > max-interval 30")
+                + "got min-interval 60 > max-interval 30 [conflictingValues]")
         let againstDefault = configFailure("[throttle]\nmin-interval = 301\n")
         #expect(againstDefault?.code == .conflictingValues)
         #expect(againstDefault?.line == 2)
@@ -189,7 +190,8 @@ private func parse(_ text: String) throws -> Configuration {
         #expect(section?.line == 1)
         let key = configFailure("[gpsd]\nhots = a\n")
         #expect(key?.code == .unknownKey)
-        #expect(key?.description == "/etc/akloc/akloc.conf:2: [gpsd] hots: expected one of host, port, device")
+        #expect(
+            key?.description == "/etc/akloc/akloc.conf:2: [gpsd] hots: expected one of host, port, device [unknownKey]")
         #expect(configFailure("[throttle]\nminInterval = 5\n")?.code == .unknownKey)
         #expect(configFailure("[socket]\nowner = root\n")?.code == .unknownKey)
         // Removed: location events are always coalesced, client-hard-limit is the bound.
