@@ -63,7 +63,7 @@ private func check<Bytes: Collection<UInt8>>(line: Bytes) {
     case .failure(let error):
         let reply = ServerEncoder.reply(error: error)
         guard reply.last == 0x0A, reply.firstIndex(of: 0x0A) == reply.count - 1,
-            case .success(.reply(let id, .failure(let decoded))) = ServerMessage.decode(reply.dropLast()),
+            case .success(.reply(let id, .failure(let decoded))) = ServerEvent.decode(reply.dropLast()),
             id == error.id, decoded.code == error.code, decoded.message == error.message
         else { fatalError("error reply did not round-trip: \(error)") }
     }
@@ -72,5 +72,5 @@ private func check<Bytes: Collection<UInt8>>(line: Bytes) {
             fatalError("JSON value did not round-trip: \(value)")
         }
     }
-    _ = ServerMessage.decode(line)
+    _ = ServerEvent.decode(line)
 }

@@ -3,7 +3,7 @@
 #
 #   fuzz/run.sh [RUNS] [extra libFuzzer flags…]
 #
-# Builds AklocCore, AklocJSON and AklocProtocol from source with
+# Builds AklocCore, AklocJSON, AklocGeo and AklocProtocol from source with
 # `swiftc -sanitize=fuzzer,address` into fuzz/out/ (gitignored), then runs
 # RUNS executions (default 100000) starting from the seed corpus in
 # fuzz/corpus/ (new inputs go to fuzz/out/corpus/, the seeds stay as they
@@ -31,11 +31,14 @@ echo "fuzz: building with $swiftc ($opt)" >&2
 "$swiftc" "${flags[@]}" -emit-library -static -module-name AklocJSON \
     -emit-module -emit-module-path "$out/modules/AklocJSON.swiftmodule" \
     -o "$out/libAklocJSON.a" Sources/AklocJSON/*.swift
+"$swiftc" "${flags[@]}" -emit-library -static -module-name AklocGeo \
+    -emit-module -emit-module-path "$out/modules/AklocGeo.swiftmodule" \
+    -o "$out/libAklocGeo.a" Sources/AklocGeo/*.swift
 "$swiftc" "${flags[@]}" -emit-library -static -module-name AklocProtocol \
     -emit-module -emit-module-path "$out/modules/AklocProtocol.swiftmodule" \
     -o "$out/libAklocProtocol.a" Sources/AklocProtocol/*.swift
 "$swiftc" "${flags[@]}" -module-name RequestFuzzer -o "$out/request-fuzzer" \
-    fuzz/RequestFuzzer.swift "$out/libAklocProtocol.a" "$out/libAklocJSON.a" "$out/libAklocCore.a" -lm
+    fuzz/RequestFuzzer.swift "$out/libAklocProtocol.a" "$out/libAklocGeo.a" "$out/libAklocJSON.a" "$out/libAklocCore.a" -lm
 
 echo "fuzz: running $runs executions" >&2
 # ASan's leak checker needs ptrace, which containers often forbid; leaks are
