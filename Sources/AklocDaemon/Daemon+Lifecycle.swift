@@ -1,4 +1,5 @@
 import AklocCore
+import AklocGPSD
 import AklocPosix
 import AklocSystemd
 import Dispatch
@@ -16,8 +17,15 @@ extension Daemon {
             settings.activated = true
         }
         features.daemon = self
-        service.statusLine = { [weak self] in self?.assumeIsolated { $0.serviceStatusLine() } ?? "" }
+        service.statusLine = { [weak self] in self?.assumeIsolated { $0.statusReport.serviceLine } ?? "" }
         lifecycle.engineTimer = clock.makeTimer { [weak self] in self?.assumeIsolated { $0.run(.tick) } }
+        if persistence.store != nil {
+            persistence.timer = clock.makeTimer { [weak self] in
+                self?.assumeIsolated { daemon in
+                    if daemon.persistence.isPending { daemon.persistState() }
+                }
+            }
+        }
 
         // Not SIG_IGN first: on Linux libdispatch installs its own handler
         // when it registers a signal source, and until then an ignored
@@ -87,9 +95,57 @@ extension Daemon {
         run(.stopping)
         persistState()
         components.stop()
-        source.current = nil
+        _ = source.remove()
         lifecycle.engineTimer?.cancel()
         persistence.timer?.cancel()
         for signalSource in lifecycle.signalSources { signalSource.cancel() }
+    }
+
+    /// Connects to gpsd; the source reconnects by itself from then on.
+    func startSource() throws(ComponentError) {
+        let started = source.make(for: settings, watching: engine.snapshot.watching) { [weak self] event in
+            self?.onQueue(event) { daemon, event in daemon.sourceEvent(event) }
+        }
+        try components.append(started)
+    }
+
+    /// A reload changed where fixes come from: drops the old connection
+    /// (clients hear `sourceDisconnected` if it was up) and starts the new one.
+    func replaceSource() {
+        let old = source.current?.sourceName ?? "none"
+        if let removed = source.remove() { components.remove(removed) }
+        run(.sourceDisconnected)
+        do {
+            try startSource()
+        } catch {
+            log(.error, "cannot start the new source: \(error)")
+        }
+        log(.notice, "gpsd source changed from \(old) to \(source.current?.sourceName ?? "none")")
+    }
+
+    func sourceEvent(_ event: GPSDSource.Event) {
+        switch event {
+        case .fix(let location):
+            run(.fix(location))
+        case .noFix(let device):
+            run(.noFix(device: device))
+        case .connected(let name):
+            log(.notice, "connected to \(name)", ["AKLOC_SOURCE": name])
+            run(.sourceConnected(name: name))
+        case .disconnected(let reason):
+            counters.sourceDisconnects += 1
+            // The source has logged why; this records what clients are told.
+            log(.info, "clients told the source is gone (\(reason))", ["AKLOC_SOURCE": source.name(settings)])
+            run(.sourceDisconnected)
+        }
+    }
+
+    /// Writes the durable state (paused flag, last location, authorization
+    /// decisions). A failed write is logged and the daemon keeps serving:
+    /// losing state across a restart beats refusing locations now.
+    func persistState() {
+        if let failure = persistence.save(engine.persistentState, at: clock.now()) {
+            log(.error, "cannot save state to \(failure.path): \(failure)")
+        }
     }
 }

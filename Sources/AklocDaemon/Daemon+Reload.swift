@@ -57,8 +57,8 @@ extension Daemon {
     /// live client's authorization re-decided (the engine tells those whose
     /// status changed, and stops their fixes at once when denied).
     func apply(_ new: Configuration) {
+        let previousSettings = settings
         let previous = settings.configuration
-        let previousEndpoint = sourceEndpoint
         settings.configuration = new
         settings.authorizer = Authorizer(rules: new.authorization)
         server.hardLimit = new.socket.clientHardLimit
@@ -66,16 +66,14 @@ extension Daemon {
         settings.users.forget()
         let decisions = engine.persistentState.authorizationDecisions
         for client in server.clients.values.sorted(by: { $0.id < $1.id }) {
-            let identity = identity(uid: client.credentials.uid, gid: client.credentials.gid)
+            let identity = settings.identity(uid: client.credentials.uid, gid: client.credentials.gid)
             client.isAdmin = settings.authorizer.isAdmin(identity)
             let status = settings.authorizer.status(for: identity, decisions: decisions)
             if status != engine.authorizationStatus(of: client.id) {
                 run(.authorizationChanged(client.id, status))
             }
         }
-        if source.current != nil, sourceEndpoint != previousEndpoint || new.gpsd.device != previous.gpsd.device {
-            replaceSource()
-        }
+        if source.mustReplace(from: previousSettings, to: settings) { replaceSource() }
         if !settings.activated, new.socket.path != previous.socket.path || new.socket.mode != previous.socket.mode {
             log(.notice, "[socket] path and mode apply at the next restart; still serving \(settings.socketPath)")
         }

@@ -6,16 +6,11 @@ import AklocProtocol
 import AklocSystemd
 import Dispatch
 
-/// The imperative shell (DESIGN §1): one actor whose executor is one serial
-/// DispatchQueue owns every piece of mutable daemon state. DispatchSources for
-/// the listening socket, clients, gpsd, signals and the engine's timer all fire
-/// on that queue and enter the actor with `assumeIsolated`, so there are no
-/// locks and Swift 6 checks every access.
-/// The imperative shell (DESIGN §1): the engine and the components around
-/// it (client server, session monitor, gpsd source, MQTT forwarder), all on
-/// one serial DispatchQueue that is this actor's executor. Each component
-/// owns its own state and reaches the engine only through the daemon
-/// (`run`); DispatchSource handlers on the queue enter the actor with
+/// The imperative shell (DESIGN §1): the engine, and the router between it
+/// and the client server, the gpsd source and the features, all on one
+/// serial DispatchQueue that is this actor's executor. Each component and
+/// feature owns its own state and reaches the engine only through the
+/// daemon (`run`); DispatchSource handlers on the queue enter the actor with
 /// `assumeIsolated`, so there are no locks and Swift 6 checks every access.
 /// Time and the client transport are injected (`DaemonEnvironment`), so
 /// a test can run the whole daemon on virtual time.
@@ -145,13 +140,13 @@ actor Daemon {
             // 17 an epoch from some receivers): nothing to send, save or report.
             if case .fix = input, !delivered, outputs.isEmpty { return }
             perform(outputs)
-            if delivered { scheduleLocationSave() }
+            if delivered { persistence.fixDelivered(at: clock.now()) }
             return
         }
         let before = engine
         let outputs = engine.handle(input, at: clock.now())
         guard outputs.last == .persist else { return perform(outputs) }
-        if let failure = saveState() {
+        if let failure = persistence.save(engine.persistentState, at: clock.now()) {
             engine = before
             refuse(token, of: subscriber, ProtocolError(.storageFailed, "\(failure); nothing was changed"))
             return

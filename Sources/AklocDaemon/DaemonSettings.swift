@@ -22,4 +22,27 @@ struct DaemonSettings {
         self.configPath = configPath
         socketPath = options.socketPath ?? configuration.socket.path
     }
+
+    /// Who a peer is, as far as the authorizer needs to know: names and groups
+    /// from NSS, except for the uids it decides by number (root).
+    mutating func identity(uid: UInt32, gid: UInt32) -> Authorizer.Identity {
+        guard Authorizer.needsNames(uid) else { return Authorizer.Identity(uid: uid, userName: nil, groupNames: []) }
+        return users.identity(uid: uid, gid: gid)
+    }
+
+    /// What akloc's rules give a uid that cannot ask (a feature's user peer,
+    /// such as a D-Bus client): a uid without a rule or a stored answer gets
+    /// what `[authorization] default` would grant it, without storing it
+    /// (GeoClue would ask its agent here).
+    mutating func grantedStatus(
+        uid: UInt32, gid: UInt32, decisions: [UInt32: AuthorizationStatus]
+    ) -> AuthorizationStatus {
+        let status = authorizer.status(for: identity(uid: uid, gid: gid), decisions: decisions)
+        guard status == .notDetermined else { return status }
+        switch authorizer.defaultGrant {
+        case .always: return .authorizedAlways
+        case .whenInUse: return .authorizedWhenInUse
+        case nil: return .denied
+        }
+    }
 }

@@ -1,6 +1,6 @@
 /// What the shell itself counts: connections, requests, writes, the source
 /// link. Fixes, epochs and deliveries are the engine's (`Engine.Counters`):
-/// `status` reports both, each from its one owner (Daemon+Status.swift).
+/// `status` reports both, each from its one owner (StatusReport.swift).
 struct ShellCounters: Hashable, Sendable {
     /// Location events replaced by a newer one in a slow client's queue.
     var eventsCoalesced: UInt64 = 0
