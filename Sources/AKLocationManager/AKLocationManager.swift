@@ -56,7 +56,13 @@ public final class AKLocationManager: @unchecked Sendable {
 
     deinit {
         timer?.cancel()
-        socket?.close()
+        // The last reference may go on any thread, while the socket's read
+        // handler runs on `queue`: the socket is closed there, and released
+        // there, as every other call on it is (DaemonSocket).
+        if let socket {
+            self.socket = nil
+            queue.async { socket.close() }
+        }
         for stream in streams.values { stream.finish() }
         for oneShot in oneShots.values { oneShot.resume(returning: .failure(.connection("the manager was released"))) }
     }

@@ -6,7 +6,9 @@ import Dispatch
 /// framed into lines; writes go through a `BufferedStream`, which keeps what
 /// the socket does not take in order and finishes it when the socket
 /// drains. Every call and every callback happens on `queue`.
-final class DaemonSocket {
+// @unchecked: confined to `queue`; it crosses threads only to be handed to
+// that queue (the manager's deinit).
+final class DaemonSocket: @unchecked Sendable {
     /// Lines from the daemon are short (a status is about 1 KiB); this only
     /// bounds memory against a daemon gone wrong.
     static let maxLineLength = 1 << 20

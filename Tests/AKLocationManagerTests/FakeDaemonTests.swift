@@ -107,6 +107,40 @@ import Testing
             "\(requests)")
     }
 
+    /// The last reference to a manager may go on any thread while its
+    /// socket is read on the manager's queue; the socket is still closed
+    /// (on that queue). The daemon serves one connection at a time, so each
+    /// manager after the first connects only once the one before it was
+    /// closed. Under `swift test --sanitize=thread` it also checks the
+    /// release for data races (it closed the socket on the releasing thread,
+    /// issue 28's note).
+    @Test func aManagerReleasedOnAnotherThreadClosesItsConnection() throws {
+        let rounds = 20
+        let daemon = try ScriptedDaemon(Array(repeating: (send: "", close: false), count: rounds))
+        defer { daemon.stop() }
+        for _ in 0..<rounds {
+            let recorder = Recorder()
+            let box = ManagerBox(AKLocationManager(socketPath: daemon.path, callbackQueue: recorder.queue))
+            box.manager?.delegate = recorder
+            box.manager?.startUpdatingLocation()
+            _ = try recorder.wait(timeout: 10) { $0 == .state(.connected) }
+            let released = DispatchSemaphore(value: 0)
+            Thread {
+                box.manager = nil
+                released.signal()
+            }.start()
+            released.wait()
+        }
+        let requests = daemon.text.split(separator: "\n").filter { $0.contains("startUpdatingLocation") }
+        #expect(requests.count >= rounds - 1)
+    }
+
+    final class ManagerBox: @unchecked Sendable {
+        // @unchecked: handed from the test's thread to the releasing one, never shared.
+        var manager: AKLocationManager?
+        init(_ manager: AKLocationManager) { self.manager = manager }
+    }
+
     @Test func aConnectionClosedMidLineSaysSo() throws {
         let daemon = try ScriptedDaemon([(#"{"event":"didUpdateLocation","loc"#, true)])
         defer { daemon.stop() }
