@@ -222,6 +222,9 @@ public struct EpochAssembler: Hashable, Sendable {
         if let value = later.course { epoch.fix.course = value }
         if let value = later.courseAccuracy { epoch.fix.courseAccuracy = value }
         if let value = later.climb { epoch.fix.climb = value }
+        if let value = later.fixStatus { epoch.fix.fixStatus = value }
+        if let value = later.satellitesUsed { epoch.fix.satellitesUsed = value }
+        if let value = later.hdop { epoch.fix.hdop = value }
         // `receivedAt` stays the first TPV's, like the epoch's receipt instant.
         epoch.reports += 1
     }

@@ -36,6 +36,9 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
         case timestamp
         case receivedAt
         case device
+        case fixStatus
+        case satellitesUsed
+        case hdop
     }
 
     public var root: Root

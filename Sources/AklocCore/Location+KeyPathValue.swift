@@ -19,6 +19,9 @@ extension Location {
         case .timestamp: return timestamp.map(KeyPathValue.time) ?? .null
         case .receivedAt: return receivedAt.map(KeyPathValue.time) ?? .null
         case .device: return device.map(KeyPathValue.string) ?? .null
+        case .fixStatus: return fixStatus.map { .string($0.rawValue) } ?? .null
+        case .satellitesUsed: return number(satellitesUsed.map(Double.init))
+        case .hdop: return number(hdop)
         }
     }
 }

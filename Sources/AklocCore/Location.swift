@@ -36,6 +36,12 @@ public struct Location: Hashable, Sendable, Codable {
     public var receivedAt: FixTime?
     /// The receiver's device path, as gpsd names it.
     public var device: String?
+    /// How the fix was made (gpsd's TPV `status`); nil when gpsd did not say.
+    public var fixStatus: FixStatus?
+    /// Satellites used in the solution, from the device's latest SKY report.
+    public var satellitesUsed: Int?
+    /// Horizontal dilution of precision, from the device's latest SKY report.
+    public var hdop: Double?
 
     public init(
         latitude: Double, longitude: Double, mode: Mode = .threeD,
@@ -43,7 +49,8 @@ public struct Location: Hashable, Sendable, Codable {
         horizontalAccuracy: Double? = nil, verticalAccuracy: Double? = nil,
         speed: Double? = nil, speedAccuracy: Double? = nil,
         course: Double? = nil, courseAccuracy: Double? = nil, climb: Double? = nil,
-        timestamp: FixTime? = nil, receivedAt: FixTime? = nil, device: String? = nil
+        timestamp: FixTime? = nil, receivedAt: FixTime? = nil, device: String? = nil,
+        fixStatus: FixStatus? = nil, satellitesUsed: Int? = nil, hdop: Double? = nil
     ) {
         self.latitude = latitude
         self.longitude = longitude
@@ -60,6 +67,9 @@ public struct Location: Hashable, Sendable, Codable {
         self.timestamp = timestamp
         self.receivedAt = receivedAt
         self.device = device
+        self.fixStatus = fixStatus
+        self.satellitesUsed = satellitesUsed
+        self.hdop = hdop
     }
 }
 

@@ -83,6 +83,9 @@ public final class GPSDSource {
     /// Bumped on every connect and teardown, so a callback from an old
     /// connection (or re-entry from `onEvent`) never acts on a newer one.
     private var generation: UInt64 = 0
+    /// Each device's latest SKY, by device path ("" for none): a fix takes
+    /// its satellites used and HDOP from it (a TPV carries neither).
+    private var latestSky: [(device: String, sky: SkyView)] = []
 
     public init(
         endpoint: GPSDEndpoint = GPSDEndpoint(), device: String? = nil, queue: DispatchQueue,
@@ -241,6 +244,7 @@ public final class GPSDSource {
         connection = nil
         cancelTimer()
         selector.reset()
+        latestSky = []
     }
 
     private func armTimer(after seconds: Double, _ handler: @escaping () -> Void) {
@@ -285,15 +289,16 @@ public final class GPSDSource {
     /// The class akloc reads that `name` (a line's leading class) is, or nil.
     private static func classRead<Name: Collection<UInt8>>(_ name: Name) -> String? {
         if GPSDLine.isClass(name, "TPV") { return "TPV" }
+        if GPSDLine.isClass(name, "SKY") { return "SKY" }
         if GPSDLine.isClass(name, "VERSION") { return "VERSION" }
         if GPSDLine.isClass(name, "ERROR") { return "ERROR" }
         return nil
     }
 
-    /// Only lines of the classes whose content akloc uses (TPV, VERSION,
-    /// ERROR) are checked; libgps parses the others (SKY, DEVICE, WATCH, …)
-    /// and nothing of them is read, so they are not checked a second time: a
-    /// SKY line is most of an epoch's bytes. The class is compared as bytes:
+    /// Only lines of the classes whose content akloc uses (TPV, SKY,
+    /// VERSION, ERROR) are checked; libgps parses the others (DEVICE, WATCH,
+    /// GST, …) and nothing of them is read, so they are not checked a second
+    /// time. The class is compared as bytes:
     /// a String and a Set lookup per line cost 4 % of aklocd's CPU (issue 19).
     private func handleLine(from connection: LibGPSConnection) {
         let verdict: GPSDLine.Verdict? = connection.withLine { line in
@@ -312,6 +317,9 @@ public final class GPSDSource {
         case .message(className: "TPV"):
             guard status.connected, status.watching else { return }
             handle(tpv: connection.tpv)
+        case .message(className: "SKY"):
+            guard status.connected, status.watching else { return }
+            handle(sky: connection.sky)
         case .message(className: "ERROR"):
             log(.warning, "gpsd reports an error: \(connection.errorMessage)")
         case .message:
@@ -331,12 +339,27 @@ public final class GPSDSource {
 
     private func handle(tpv report: TPVReport) {
         switch TPVConverter.convert(report, receivedAt: wallClock()) {
-        case .fix(let location):
+        case .fix(var location):
+            let key = location.device ?? ""
+            if let sky = latestSky.first(where: { $0.device == key })?.sky {
+                location.satellitesUsed = sky.used
+                location.hdop = sky.dilutions.hdop
+            }
             if let passed = selector.offer(location, at: clock()) { onEvent?(.fix(passed)) }
         case .noFix(let device):
             if selector.offerNoFix(device: device, at: clock()) { onEvent?(.noFix(device: device)) }
         case .unusable(let reason):
             log(.debug, "ignoring a TPV: \(reason)")
+        }
+    }
+
+    private func handle(sky report: SKYReport) {
+        let sky = SKYConverter.convert(report, receivedAt: wallClock())
+        let key = sky.device ?? ""
+        if let index = latestSky.firstIndex(where: { $0.device == key }) {
+            latestSky[index].sky = sky
+        } else {
+            latestSky.append((key, sky))
         }
     }
 }

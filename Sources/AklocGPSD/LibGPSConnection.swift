@@ -121,6 +121,9 @@ final class LibGPSConnection {
     /// The TPV that the last `read()` line held.
     var tpv: TPVReport { TPVReport(data) }
 
+    /// The SKY that the last `read()` line held.
+    var sky: SKYReport { SKYReport(data) }
+
     /// `release` of the last VERSION line.
     var versionRelease: String { cString(data.pointee.version.release) }
 

@@ -15,6 +15,16 @@ public enum TPVConverter {
         case unusable(reason: String)
     }
 
+    /// gpsd writes no `status` for a plain fix, and libgps reads the absent
+    /// member as 0 (`STATUS_NO_FIX`; checked against gpspipe on every shared
+    /// capture): a TPV with a position and status 0, or none, is a plain
+    /// fix. An explicit 0 cannot be told from an absent one. Values gpsd
+    /// does not define are nil.
+    static func fixStatus(_ report: TPVReport) -> FixStatus? {
+        guard report.set.contains(.status), report.status != 0 else { return .plain }
+        return FixStatus(gpsd: report.status)
+    }
+
     public static func convert(_ report: TPVReport, receivedAt: FixTime? = nil) -> Result {
         let device = report.device.isEmpty ? nil : report.device
         guard report.set.contains(.mode) else { return .unusable(reason: "TPV without mode") }
@@ -58,6 +68,7 @@ public enum TPVConverter {
                 course: value(report.track, .track),
                 courseAccuracy: accuracy(report.epd, .trackError),
                 climb: value(report.climb, .climb),
-                timestamp: timestamp, receivedAt: receivedAt, device: device))
+                timestamp: timestamp, receivedAt: receivedAt, device: device,
+                fixStatus: fixStatus(report)))
     }
 }

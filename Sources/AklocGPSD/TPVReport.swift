@@ -56,6 +56,8 @@ public struct TPVReport: Hashable, Sendable {
     public var speed: Double
     public var eps: Double
     public var climb: Double
+    /// `fix.status` (gps.h `STATUS_*`); libgps reports 1 when gpsd left it out.
+    public var status: Int
     /// `dev.path`; empty when the TPV named no device.
     public var device: String
 
@@ -68,7 +70,7 @@ public struct TPVReport: Hashable, Sendable {
         eph: Double = .nan, epv: Double = .nan,
         track: Double = .nan, epd: Double = .nan,
         speed: Double = .nan, eps: Double = .nan, climb: Double = .nan,
-        device: String = ""
+        status: Int = 0, device: String = ""
     ) {
         self.set = set
         self.mode = mode
@@ -85,6 +87,7 @@ public struct TPVReport: Hashable, Sendable {
         self.speed = speed
         self.eps = eps
         self.climb = climb
+        self.status = status
         self.device = device
     }
 }
@@ -101,7 +104,7 @@ extension TPVReport {
             eph: fix.eph, epv: fix.epv,
             track: fix.track, epd: fix.epd,
             speed: fix.speed, eps: fix.eps, climb: fix.climb,
-            device: cString(data.pointee.dev.path))
+            status: Int(fix.status), device: cString(data.pointee.dev.path))
     }
 }
 

@@ -42,13 +42,27 @@ extension Location {
             guard let text = value.stringValue else { throw fail("device", "a string") }
             device = text
         }
+        var fixStatus: FixStatus?
+        if let value = members["fixStatus"] {
+            guard let text = value.stringValue else { throw fail("fixStatus", "a string") }
+            // A status a newer daemon knows and this reader does not is unknown, not an error.
+            fixStatus = FixStatus(rawValue: text)
+        }
+        var satellitesUsed: Int?
+        if let value = members["satellitesUsed"] {
+            guard let number = value.doubleValue, number >= 0, number <= 1000, number == number.rounded() else {
+                throw fail("satellitesUsed", "a whole number from 0 to 1000")
+            }
+            satellitesUsed = Int(number)
+        }
         self.init(
             latitude: latitude, longitude: longitude, mode: mode, altitude: try number("altitude"),
             ellipsoidalAltitude: try number("ellipsoidalAltitude"),
             horizontalAccuracy: try number("horizontalAccuracy"), verticalAccuracy: try number("verticalAccuracy"),
             speed: try number("speed"), speedAccuracy: try number("speedAccuracy"), course: try number("course"),
             courseAccuracy: try number("courseAccuracy"), climb: try number("climb"), timestamp: try time("timestamp"),
-            receivedAt: try time("receivedAt"), device: device)
+            receivedAt: try time("receivedAt"), device: device, fixStatus: fixStatus,
+            satellitesUsed: satellitesUsed, hdop: try number("hdop"))
     }
 
     /// `init(wire:)`, or nil where it refuses the object.

@@ -213,6 +213,15 @@ public enum ServerEncoder {
             writer.raw(",\"device\":")
             writer.string(device)
         }
+        if let fixStatus = location.fixStatus {
+            writer.raw(",\"fixStatus\":")
+            writer.string(fixStatus.rawValue)
+        }
+        if let satellitesUsed = location.satellitesUsed {
+            writer.raw(",\"satellitesUsed\":")
+            writer.integer(Int64(satellitesUsed))
+        }
+        field("hdop", location.hdop)
         writer.byte(UInt8(ascii: "}"))
     }
 }

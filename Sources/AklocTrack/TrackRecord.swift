@@ -12,8 +12,17 @@ import AklocProtocol
 /// altitude, ellipsoidalAltitude, horizontalAccuracy, verticalAccuracy,
 /// speed, speedAccuracy, course, courseAccuracy, climb, mode (2 or 3),
 /// device (the rest of the record).
+///
+/// Version 2 (a point that knows its fix quality) adds, before the device,
+/// fix status (gpsd's number), satellites used and HDOP:
+///
+///     2,3,1764517000.250000000,1764517000.000000000,52.5163,13.3777,34.5,,4.2,,1.25,,87.5,,,3,2,11,0.9,/dev/ttyACM0
+///
+/// A point without them is still written as version 1, so journals written
+/// before stay byte for byte what they were, and both versions are read.
 public enum TrackRecord {
     static let fieldCount = 17
+    static let fieldCountV2 = 20
 
     /// The first record of every day file: `h,<64-bit id in hex>`, a random
     /// name for this incarnation of the file, so a cursor into a file that
@@ -32,7 +41,8 @@ public enum TrackRecord {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(160)
         let location = point.location
-        bytes += "1,".utf8
+        let version2 = location.fixStatus != nil || location.satellitesUsed != nil || location.hdop != nil
+        bytes += (version2 ? "2," : "1,").utf8
         bytes += String(point.segment).utf8
         bytes.append(0x2C)
         time(location.receivedAt, into: &bytes)
@@ -47,6 +57,14 @@ public enum TrackRecord {
             if let value, value.isFinite { bytes += value.description.utf8 }
         }
         bytes += (location.mode == .threeD ? ",3," : ",2,").utf8
+        if version2 {
+            if let status = location.fixStatus { bytes += String(status.gpsdValue).utf8 }
+            bytes.append(0x2C)
+            if let used = location.satellitesUsed { bytes += String(used).utf8 }
+            bytes.append(0x2C)
+            if let hdop = location.hdop, hdop.isFinite { bytes += hdop.description.utf8 }
+            bytes.append(0x2C)
+        }
         if let device = location.device, !device.utf8.contains(0x0A) { bytes += device.utf8 }
         return bytes
     }
@@ -54,11 +72,13 @@ public enum TrackRecord {
     /// The point a record holds; nil for any record not of this form (a
     /// newer version, or bytes that passed the checksum but not the form).
     public static func decode<Bytes: Collection<UInt8>>(_ record: Bytes) -> TrackPoint? where Bytes.Index == Int {
+        let version2 = record.first == UInt8(ascii: "2")
+        let count = version2 ? fieldCountV2 : fieldCount
         var fields: [Range<Int>] = []
-        fields.reserveCapacity(fieldCount)
+        fields.reserveCapacity(count)
         var start = record.startIndex
         var index = record.startIndex
-        while index < record.endIndex, fields.count < fieldCount - 1 {
+        while index < record.endIndex, fields.count < count - 1 {
             if record[index] == 0x2C {
                 fields.append(start..<index)
                 start = index + 1
@@ -66,7 +86,7 @@ public enum TrackRecord {
             index += 1
         }
         fields.append(start..<record.endIndex)
-        guard fields.count == fieldCount, record[fields[0]].elementsEqual("1".utf8),
+        guard fields.count == count, record[fields[0]].elementsEqual((version2 ? "2" : "1").utf8),
             let segment = integer(record[fields[1]]), segment >= 0
         else { return nil }
         func number(_ field: Int) -> Double?? {
@@ -90,13 +110,30 @@ public enum TrackRecord {
         case [0x32]: mode = .twoD
         default: return nil
         }
-        let device = fields[16].isEmpty ? nil : String(decoding: record[fields[16]], as: UTF8.self)
+        var fixStatus: FixStatus?
+        var satellitesUsed: Int?
+        var hdop: Double?
+        if version2 {
+            if !fields[16].isEmpty {
+                guard let status = integer(record[fields[16]]).flatMap({ FixStatus(gpsd: Int($0)) }) else { return nil }
+                fixStatus = status
+            }
+            if !fields[17].isEmpty {
+                guard let used = integer(record[fields[17]]), (0...1000).contains(used) else { return nil }
+                satellitesUsed = Int(used)
+            }
+            guard let value = number(18), value.map({ $0 >= 0 }) ?? true else { return nil }
+            hdop = value
+        }
+        let deviceField = fields[count - 1]
+        let device = deviceField.isEmpty ? nil : String(decoding: record[deviceField], as: UTF8.self)
         return TrackPoint(
             location: Location(
                 latitude: latitude, longitude: longitude, mode: mode, altitude: altitude,
                 ellipsoidalAltitude: ellipsoidal, horizontalAccuracy: eph, verticalAccuracy: epv, speed: speed,
                 speedAccuracy: eps, course: course, courseAccuracy: epd, climb: climb, timestamp: timestamp,
-                receivedAt: receivedAt, device: device),
+                receivedAt: receivedAt, device: device, fixStatus: fixStatus, satellitesUsed: satellitesUsed,
+                hdop: hdop),
             segment: UInt64(segment))
     }
 

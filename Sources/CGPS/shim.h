@@ -20,6 +20,9 @@ static const uint64_t akloc_SPEEDERR_SET = SPEEDERR_SET;
 static const uint64_t akloc_TRACKERR_SET = TRACKERR_SET;
 static const uint64_t akloc_CLIMBERR_SET = CLIMBERR_SET;
 static const uint64_t akloc_VERSION_SET = VERSION_SET;
+static const uint64_t akloc_SATELLITE_SET = SATELLITE_SET;
+static const uint64_t akloc_DOP_SET = DOP_SET;
+static const int akloc_MAXCHANNELS = MAXCHANNELS;
 static const uint64_t akloc_ERROR_SET = ERROR_SET;
 static const uint64_t akloc_PACKET_SET = PACKET_SET;
 

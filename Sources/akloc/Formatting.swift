@@ -9,9 +9,20 @@ enum Formatting {
     static func locationLine(_ location: Location, afterTimeInterval: Double?, note: String? = nil) -> String {
         var parts = [clock(location.receivedAt ?? location.timestamp), coordinate(location)]
         if let speed = location.speed { parts.append("\(fixed(speed, 1)) m/s") }
+        if let quality = quality(location) { parts.append(quality) }
         if let afterTimeInterval { parts.append("+\(fixed(afterTimeInterval, 1)) s") }
         if let note { parts.append(note) }
         return parts.joined(separator: "  ")
+    }
+
+    /// `DGPS 11 sats HDOP 0.9`: how the fix was made, or nil when the
+    /// location says nothing about it.
+    static func quality(_ location: Location) -> String? {
+        var parts: [String] = []
+        if let status = location.fixStatus { parts.append(status.label) }
+        if let used = location.satellitesUsed { parts.append("\(used) sats") }
+        if let hdop = location.hdop { parts.append("HDOP \(fixed(hdop, 1))") }
+        return parts.isEmpty ? nil : parts.joined(separator: " ")
     }
 
     /// `52.51234 N  5.30123 E`.
@@ -89,6 +100,7 @@ enum Formatting {
             var parts = [coordinate(location), location.mode.rawValue]
             if let accuracy = location.horizontalAccuracy { parts.append("±\(fixed(accuracy, 1)) m") }
             if let speed = location.speed { parts.append("\(fixed(speed, 1)) m/s") }
+            if let quality = quality(location) { parts.append(quality) }
             parts.append("\(duration(fix.ageSeconds)) ago")
             row("fix:", parts.joined(separator: ", "))
         } else {

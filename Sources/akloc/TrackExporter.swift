@@ -9,7 +9,8 @@ import Glibc
 /// segment: its coordinates and their times are separate arrays).
 ///
 /// - GPX 1.1: one `<trk>`, one `<trkseg>` per segment; per point `<ele>`
-///   (altitude above mean sea level), `<time>`, `<fix>`, and in
+///   (altitude above mean sea level), `<time>`, `<fix>` (`dgps` and `pps`
+///   from the fix status, else `2d`/`3d`), `<sat>` and `<hdop>` when known, and in
 ///   `<extensions>` Garmin's TrackPointExtension v2 `speed` (m/s) and
 ///   `course` (degrees) and akloc's `horizontalAccuracy`/`verticalAccuracy` (m).
 /// - GeoJSON (RFC 7946): a FeatureCollection, one LineString Feature per
@@ -128,6 +129,17 @@ struct TrackExporter {
         buffer += writer.bytes
     }
 
+    /// GPX's `fixType` (none, 2d, 3d, dgps, pps): DGPS and P(Y) have their
+    /// own words; every other status (RTK too, which GPX does not name) is
+    /// told by its dimension.
+    static func gpxFix(_ location: Location) -> String {
+        switch location.fixStatus {
+        case .dgps: "dgps"
+        case .pyCode: "pps"
+        default: location.mode == .threeD ? "3d" : "2d"
+        }
+    }
+
     private mutating func gpx(_ point: TrackPoint) {
         if point.segment != segment {
             if segment != nil { text("</trkseg>\n") }
@@ -146,7 +158,13 @@ struct TrackExporter {
             text("</ele>")
         }
         if let time = location.timestamp ?? location.receivedAt { text("<time>\(time.iso8601)</time>") }
-        text(location.mode == .threeD ? "<fix>3d</fix>" : "<fix>2d</fix>")
+        text("<fix>\(TrackExporter.gpxFix(location))</fix>")
+        if let used = location.satellitesUsed { text("<sat>\(used)</sat>") }
+        if let hdop = location.hdop {
+            text("<hdop>")
+            number(hdop)
+            text("</hdop>")
+        }
         let extensions: [(String, Double?)] = [
             ("gpxtpx:speed", location.speed), ("gpxtpx:course", location.course),
         ]

@@ -47,6 +47,31 @@ struct GPSFakeReplayTests {
         #expect(!table.isEmpty)
     }
 
+    /// Every shared capture whose gpsd output has a TPV `status`: the source's
+    /// fix status, satellites used and HDOP are gpspipe's on every fix
+    /// (`replayAndCompare` checks each), and the capture's own status shows.
+    @Test(.enabled(if: GPSFake.sharedLogDirectory != nil, "skipped: no shared/gpsd-logs beside the package"))
+    func fixQualityMatchesGpspipeOnCapturesWithStatus() throws {
+        guard Self.requireTools(), let directory = GPSFake.sharedLogDirectory else { return }
+        let logs = GPSFake.logs(in: directory).filter { log in
+            let check = (try? String(contentsOf: log.appendingPathExtension("chk"), encoding: .utf8)) ?? ""
+            return check.contains("\"status\":2") || check.contains("\"status\":7")
+        }
+        #expect(logs.count >= 3, "captures with a TPV status: \(logs.map(\.lastPathComponent))")
+        for log in logs {
+            let (fixes, reference) = try replayAndCompareEpochs(log.path)
+            let name = log.lastPathComponent
+            let statuses = Set(reference.map(\.status))
+            print(
+                "\(name): \(fixes.count) fixes, statuses \(statuses.sorted()), "
+                    + "first \(fixes.first.map { "\($0.fixStatus?.rawValue ?? "-") \($0.satellitesUsed ?? -1) \($0.hdop ?? -1)" } ?? "none")"
+            )
+            if statuses.contains(where: { $0 > 1 }) {
+                #expect(fixes.contains { ($0.fixStatus?.gpsdValue ?? 0) > 1 }, "\(name): no fix with gpsd's status")
+            }
+        }
+    }
+
     @Test func reconnectsAfterGpsdIsKilledMidReplay() throws {
         guard Self.requireTools() else { return }
         let log = Self.bundled("haicom-305N")
@@ -134,22 +159,37 @@ struct GPSFakeReplayTests {
         var longitude: Double
         var mode: Int
         var speed: Double?
+        /// gpsd's `status`; an absent one is a plain fix (gps.h `STATUS_FIX`).
+        var status: Int = 1
+        /// From the device's last SKY before this TPV: its used flags and `hdop`.
+        var satellitesUsed: Int?
+        var hdop: Double?
     }
 
     /// gpspipe's TPVs reduced by the rule the source promises: mode >= 2
     /// with a position, every one (epochs are the engine's, DaemonSourceTests).
-    static func referenceFixes(_ tpvs: [[String: Any]]) -> [Epoch] {
+    static func referenceFixes(_ objects: [[String: Any]]) -> [Epoch] {
         var epochs: [Epoch] = []
-        for tpv in tpvs {
+        var lastSky: [String: [String: Any]] = [:]
+        for tpv in objects {
+            if tpv["class"] as? String == "SKY" {
+                lastSky[tpv["device"] as? String ?? ""] = tpv
+                continue
+            }
+            guard tpv["class"] as? String == "TPV" || tpv["class"] == nil else { continue }
             guard let mode = tpv["mode"] as? Int, mode >= 2, let lat = tpv["lat"] as? Double,
                 let lon = tpv["lon"] as? Double, lat.isFinite, lon.isFinite
             else { continue }
             let device = tpv["device"] as? String
             let time = tpv["time"] as? String
+            let sky = lastSky[device ?? ""]
+            let satellites = sky?["satellites"] as? [[String: Any]] ?? []
             epochs.append(
                 Epoch(
                     time: time, device: device, latitude: lat, longitude: lon, mode: mode,
-                    speed: tpv["speed"] as? Double))
+                    speed: tpv["speed"] as? Double, status: tpv["status"] as? Int ?? 1,
+                    satellitesUsed: sky.map { _ in satellites.count { $0["used"] as? Bool == true } },
+                    hdop: sky?["hdop"] as? Double))
         }
         return epochs
     }
@@ -157,6 +197,12 @@ struct GPSFakeReplayTests {
     /// Replays `log` at gpsfake's default pace to GPSDSource and gpspipe at
     /// once and checks they saw the same fixes, TPV by TPV.
     func replayAndCompare(_ log: String) throws -> (source: Int, pipe: Int) {
+        let result = try replayAndCompareEpochs(log)
+        return (result.source.count, result.pipe.count)
+    }
+
+    /// `replayAndCompare`, returning what each side saw.
+    func replayAndCompareEpochs(_ log: String) throws -> (source: [Location], pipe: [Epoch]) {
         let before = Set(SharedMemory.segments().map(\.key))
         let fake = try GPSFake.start(log: log)
         let gpsd = fake.gpsdPID
@@ -177,7 +223,7 @@ struct GPSFakeReplayTests {
 
         let name = URL(fileURLWithPath: log).lastPathComponent
         let tpvs = pipe.tpvs()
-        let reference = Self.referenceFixes(tpvs)
+        let reference = Self.referenceFixes(pipe.objects())
         let fixes = harness.fixes
         if tpvs.contains(where: { ($0["mode"] as? Int ?? 0) < 2 }) {
             #expect(harness.noFixCount > 0, "\(name): gpspipe saw no-fix TPVs, GPSDSource reported none")
@@ -190,12 +236,14 @@ struct GPSFakeReplayTests {
                 && abs(fix.longitude - epoch.longitude) <= 1e-7
                 && (fix.mode == .threeD ? 3 : 2) == epoch.mode
                 && sameSpeed(fix.speed, epoch.speed) && fix.device == epoch.device
+                && fix.fixStatus == FixStatus(gpsd: epoch.status) && fix.satellitesUsed == epoch.satellitesUsed
+                && sameSpeed(fix.hdop, epoch.hdop)
             if !same {
                 Issue.record("\(name) epoch \(index): GPSDSource \(fix) vs gpspipe \(epoch)")
                 break
             }
         }
-        return (fixes.count, reference.count)
+        return (fixes, reference)
     }
 
     func sameSpeed(_ a: Double?, _ b: Double?) -> Bool {

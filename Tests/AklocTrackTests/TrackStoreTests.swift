@@ -195,3 +195,56 @@ extension String {
         return text + (last == "0" ? "1" : "0")
     }
 }
+
+/// Version 2 records: the fix quality, and version 1 records still read.
+@Suite struct TrackRecordFixQualityTests {
+    static let quality = Location(
+        latitude: 44.0688, longitude: -121.3142, mode: .threeD, altitude: 1127.7,
+        timestamp: FixTime(secondsSince1970: 1_594_507_065), receivedAt: FixTime(secondsSince1970: 1_764_547_201),
+        device: "/dev/pts/1", fixStatus: .dgps, satellitesUsed: 11, hdop: 0.84)
+
+    @Test func aPointWithFixQualityRoundTripsAsVersion2() {
+        for status in FixStatus.allCases + [nil] {
+            for used in [11, nil] as [Int?] {
+                var location = Self.quality
+                location.fixStatus = status
+                location.satellitesUsed = used
+                let point = TrackPoint(location: location, segment: 7)
+                let record = TrackRecord.encode(point)
+                #expect(record.first == UInt8(ascii: "2"))
+                #expect(TrackRecord.decode(record) == point, "\(String(decoding: record, as: UTF8.self))")
+            }
+        }
+        let text = String(decoding: TrackRecord.encode(TrackPoint(location: Self.quality, segment: 7)), as: UTF8.self)
+        #expect(text.hasSuffix(",3,2,11,0.84,/dev/pts/1"), "\(text)")
+    }
+
+    @Test func aPointWithoutFixQualityIsStillWrittenAsVersion1() {
+        var location = Self.quality
+        location.fixStatus = nil
+        location.satellitesUsed = nil
+        location.hdop = nil
+        let record = TrackRecord.encode(TrackPoint(location: location, segment: 7))
+        #expect(String(decoding: record, as: UTF8.self).hasPrefix("1,7,"))
+    }
+
+    @Test func aVersion1RecordWrittenBeforeStillReads() {
+        let old = "1,3,1764517000.250000000,1764517000.000000000,52.5163,13.3777,34.5,,4.2,,1.25,,87.5,,,3,/dev/ttyACM0"
+        let point = TrackRecord.decode(Array(old.utf8))
+        #expect(point?.location.device == "/dev/ttyACM0")
+        #expect(
+            point?.location.fixStatus == nil && point?.location.satellitesUsed == nil && point?.location.hdop == nil)
+        #expect(point?.location.course == 87.5)
+    }
+
+    @Test(arguments: [
+        "2,1,1.000000000,,1,1,,,,,,,,,,3,", "2,1,1.000000000,,1,1,,,,,,,,,,3,0,,,",
+        "2,1,1.000000000,,1,1,,,,,,,,,,3,10,,,", "2,1,1.000000000,,1,1,,,,,,,,,,3,x,,,",
+        "2,1,1.000000000,,1,1,,,,,,,,,,3,,-1,,", "2,1,1.000000000,,1,1,,,,,,,,,,3,,1.5,,",
+        "2,1,1.000000000,,1,1,,,,,,,,,,3,,,nan,", "2,1,1.000000000,,1,1,,,,,,,,,,3,,,-0.5,",
+        "2,1,1.000000000,,1,1,,,,,,,,,,3,,1001,,",
+    ])
+    func malformedVersion2RecordsAreRefused(text: String) {
+        #expect(TrackRecord.decode(Array(text.utf8)) == nil, "\(text)")
+    }
+}

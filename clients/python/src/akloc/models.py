@@ -27,6 +27,13 @@ def _number(obj: Dict[str, Any], key: str) -> Optional[float]:
     return float(value)
 
 
+def _integer(obj: Dict[str, Any], key: str) -> Optional[int]:
+    value = obj.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
 def _string(obj: Dict[str, Any], key: str) -> Optional[str]:
     value = obj.get(key)
     return value if isinstance(value, str) else None
@@ -52,6 +59,12 @@ class Location:
     timestamp: Optional[datetime] = None
     received_at: Optional[datetime] = None
     device: Optional[str] = None
+    #: How the fix was made (gpsd's TPV status): "plain", "dgps", "rtkFixed",
+    #: "rtkFloat", "deadReckoning", "gnssDeadReckoning", "timeOnly",
+    #: "simulated" or "pyCode"; None when gpsd did not say.
+    fix_status: Optional[str] = None
+    satellites_used: Optional[int] = None
+    hdop: Optional[float] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -91,6 +104,9 @@ class Location:
             timestamp=time("timestamp"),
             received_at=time("receivedAt"),
             device=_string(obj, "device"),
+            fix_status=_string(obj, "fixStatus"),
+            satellites_used=_integer(obj, "satellitesUsed"),
+            hdop=_number(obj, "hdop"),
             raw=dict(obj),
         )
 
