@@ -4,6 +4,14 @@ import Testing
 
 /// TPV `status` and SKY reports, converted without a gpsd.
 @Suite struct FixQualityConverterTests {
+    static func fix(_ report: TPVReport) -> Location? {
+        guard case .fix(let location) = TPVConverter.convert(report) else {
+            Issue.record("expected a fix")
+            return nil
+        }
+        return location
+    }
+
     @Test(arguments: [
         (1, FixStatus.plain), (2, .dgps), (3, .rtkFixed), (4, .rtkFloat), (5, .deadReckoning),
         (6, .gnssDeadReckoning), (7, .timeOnly), (8, .simulated), (9, .pyCode),
@@ -11,40 +19,28 @@ import Testing
     func everyGpsdStatusHasItsCase(status: Int, expected: FixStatus) {
         var report = TPVConverterTests.full
         report.status = status
-        guard case .fix(let location) = TPVConverter.convert(report) else {
-            Issue.record("expected a fix")
-            return
-        }
-        #expect(location.fixStatus == expected)
+        let location = Self.fix(report)
+        #expect(location?.fixStatus == expected)
     }
 
     @Test(arguments: [10, -1, Int(Int32.max)])
     func anUnknownStatusIsNil(status: Int) {
         var report = TPVConverterTests.full
         report.status = status
-        guard case .fix(let location) = TPVConverter.convert(report) else {
-            Issue.record("expected a fix")
-            return
-        }
-        #expect(location.fixStatus == nil)
+        let location = Self.fix(report)
+        #expect(location?.fixStatus == nil)
     }
 
     /// gpsd leaves `status` out of a plain fix; libgps reads that as 0.
     @Test func noStatusOrZeroIsAPlainFix() {
         var report = TPVConverterTests.full
         report.status = 0
-        guard case .fix(let zero) = TPVConverter.convert(report) else {
-            Issue.record("expected a fix")
-            return
-        }
-        #expect(zero.fixStatus == .plain)
+        let zero = Self.fix(report)
+        #expect(zero?.fixStatus == .plain)
         report.status = 3
         report.set.remove(.status)
-        guard case .fix(let unset) = TPVConverter.convert(report) else {
-            Issue.record("expected a fix")
-            return
-        }
-        #expect(unset.fixStatus == .plain)
+        let unset = Self.fix(report)
+        #expect(unset?.fixStatus == .plain)
     }
 
     /// Two satellites from ublox-neo-m9n-nmea as gpsd 3.22 sends them, one

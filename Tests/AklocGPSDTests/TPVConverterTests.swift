@@ -53,7 +53,7 @@ import Testing
             location
                 == Location(
                     latitude: report.latitude, longitude: report.longitude, mode: .threeD,
-                    timestamp: location.timestamp, device: "/dev/pts/1"))
+                    timestamp: location.timestamp, device: "/dev/pts/1", fixStatus: .plain))
     }
 
     @Test func unsetMaskBitsHideFiniteValues() {
