@@ -63,6 +63,7 @@ extension Engine {
     mutating func handleSourceDisconnected(_ step: inout Step) {
         // The epoch in hand was received: it goes out before the news.
         closeEpoch(&step)
+        lastSky = nil
         guard sourceName != nil else { return }
         sourceName = nil
         lastFixLive = false

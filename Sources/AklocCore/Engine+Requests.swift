@@ -137,7 +137,8 @@ extension Engine {
             subscribers[index].observations.append(
                 .init(
                     keyPath: keyPath, sendsOld: old,
-                    throttle: keyPath.root == .myLocation || keyPath.isDerived ? Throttle(policy: policy) : nil,
+                    throttle: keyPath.root == .myLocation || keyPath.isDerived || keyPath.root == .satellites
+                        ? Throttle(policy: policy) : nil,
                     lastValue: current))
         }
         if initial {

@@ -16,6 +16,8 @@ extension Engine {
             var throttle: Throttle?
             /// The value the observer last saw, the `old` of the next change.
             var lastValue: KeyPathValue
+            /// When the last `satellites` change went out: the next waits `minInterval`.
+            var lastSentAt: Instant? = nil
         }
 
         struct Pending: Sendable {
@@ -194,6 +196,7 @@ extension Engine {
         case .source: sourceName.map(KeyPathValue.string) ?? .null
         case .authorizationStatus: .string(subscriber.authorization.rawValue)
         case .regions: subscriber.receivesLocations ? .names(subscriber.regions) : .null
+        case .satellites: subscriber.receivesLocations ? lastSky.map(KeyPathValue.sky) ?? .null : .null
         }
     }
 }

@@ -56,6 +56,8 @@ public struct Engine: Sendable {
     var lastFixAt: Instant?
     /// False once the source went away: the fix is kept for `get` only.
     var lastFixLive = false
+    /// The selected receiver's latest SKY: the `satellites` key path.
+    var lastSky: SkyView?
     /// Whether the latest TPV had a fix (mode >= 2): `running` vs `searching`.
     var latestHadFix = false
     var subscribers: [Subscriber] = []
@@ -117,6 +119,7 @@ public struct Engine: Sendable {
         case .stopping: sendToAll(.didGetNotification(.daemonStopping), &step)
         case .monitoringChanged(let id, let on): handleMonitoringChanged(id, on)
         case .regionsChanged(let id, let names, let crossed): handleRegionsChanged(id, names, crossed, &step)
+        case .sky(let sky): handleSky(sky, at: now, &step)
         }
         return finish(step)
     }

@@ -87,6 +87,8 @@ extension Engine {
         /// cross these places (each told as an event, in order) and put it
         /// inside `inside`: the `regions` key path's new value.
         case regionsChanged(SubscriberID, [String], crossed: [RegionCrossing] = [])
+        /// A SKY report from the selected receiver: the `satellites` key path's value.
+        case sky(SkyView)
     }
 
     public struct Peer: Hashable, Sendable {

@@ -16,6 +16,9 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
         /// Names of the monitored saved places the fix is inside (DESIGN §9),
         /// set by the shell's region monitor (`Input.regionsChanged`).
         case regions
+        /// What the selected receiver sees of the sky, from gpsd's SKY
+        /// (DESIGN §16): it places the receiver, so `myLocation`'s authorization applies.
+        case satellites
     }
 
     /// The members of a location a key path may name.
@@ -58,7 +61,7 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether the path reveals the position: `myLocation`'s authorization
     /// applies (`regions` too: the places the fix is inside, DESIGN §9).
-    public var revealsLocation: Bool { isLocation || isDerived || root == .regions }
+    public var revealsLocation: Bool { isLocation || isDerived || root == .regions || root == .satellites }
 
     public var description: String {
         member.map { "\(root.rawValue).\($0.rawValue)" } ?? root.rawValue
@@ -78,4 +81,6 @@ public enum KeyPathValue: Hashable, Sendable {
     case json([UInt8])
     /// A JSON array of strings (`regions`).
     case names([String])
+    /// The `satellites` object.
+    case sky(SkyView)
 }

@@ -129,6 +129,8 @@ extension Daemon {
             run(.fix(location))
         case .noFix(let device):
             run(.noFix(device: device))
+        case .sky(let sky):
+            run(.sky(sky))
         case .connected(let name):
             log(.notice, "connected to \(name)", ["AKLOC_SOURCE": name])
             run(.sourceConnected(name: name))

@@ -63,6 +63,15 @@ public struct DeviceSelector: Sendable {
         return !latest.contains { isCurrent($0.entry, at: now) }
     }
 
+    /// Whether a SKY report from `device` should be passed on: the pinned
+    /// device's, or (unpinned) the device whose fixes pass, or any while no
+    /// fix has passed yet (one receiver, before its first fix).
+    public func offerSky(device: String?) -> Bool {
+        let key = device ?? ""
+        if let pinnedDevice { return pinnedDevice == key }
+        return lastPassed == nil || lastPassed == key
+    }
+
     /// Forgets every device, e.g. when the gpsd connection drops.
     public mutating func reset() {
         latest = []

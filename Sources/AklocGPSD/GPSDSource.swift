@@ -34,6 +34,8 @@ public final class GPSDSource {
         case fix(Location)
         /// A TPV with mode 0/1 from the selected device.
         case noFix(device: String?)
+        /// A checked SKY report from the selected device, `receivedAt` set.
+        case sky(SkyView)
     }
 
     public typealias LogLevel = AklocCore.LogLevel
@@ -361,6 +363,7 @@ public final class GPSDSource {
         } else {
             latestSky.append((key, sky))
         }
+        if selector.offerSky(device: sky.device) { onEvent?(.sky(sky)) }
     }
 }
 
@@ -373,6 +376,7 @@ extension GPSDSource.Event {
         case .disconnected: return .sourceDisconnected
         case .fix(let location): return .fix(location)
         case .noFix(let device): return .noFix(device: device)
+        case .sky(let sky): return .sky(sky)
         }
     }
 }

@@ -167,6 +167,7 @@ public enum ServerEncoder {
             writer.byte(UInt8(ascii: "}"))
         case .time(let time): writer.time(time)
         case .json(let bytes): writer.bytes += bytes
+        case .sky(let sky): writeSky(sky, to: &writer)
         case .names(let names):
             writer.byte(UInt8(ascii: "["))
             for (position, name) in names.enumerated() {

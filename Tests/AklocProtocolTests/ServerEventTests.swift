@@ -174,7 +174,7 @@ import Testing
             #"{"event":"didVisit","place":"Haven"}"#,
             #"{"event":"didGetNotification","notification":"somethingNew"}"#,
             #"{"event":"didGetError","error":"somethingWrong"}"#,
-            #"{"event":"change","keyPath":"satellites","new":12}"#,
+            #"{"event":"change","keyPath":"jammingIndicator","new":12}"#,
         ]
         for text in lines {
             let json = try JSONValue.parse(Array(text.utf8)).get()
