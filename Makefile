@@ -48,7 +48,8 @@ MAP_PACKAGES := libjs-leaflet chromium chromium-driver python3-selenium
 # The geo lookups read country names from iso-codes and offsets from tzdata
 # (docs/geodata.md); GeoLookupTests check the calling codes against python3-phonenumbers.
 # The track export tests read akloc's GPX with gpxpy and gpxinfo, and its
-# GeoJSON with python3-geojson (docs/track.md).
+# GeoJSON with python3-geojson (docs/track.md). `akloc sky` is driven in tmux
+# (SkyCommandTests, docs/cli.md).
 # The GeoClue tests (docs/desktop.md) start a private system bus (dbus:
 # dbus-daemon), run GeoClue's own where-am-i (geoclue-2-demo), compare with
 # GeoClue's interface XML (geoclue-2.0), call with gdbus (libglib2.0-bin) and
@@ -57,7 +58,7 @@ DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-g
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
                 python3 python3-venv iso-codes tzdata python3-phonenumbers \
-                python3-gpxpy gpxinfo python3-geojson \
+                python3-gpxpy gpxinfo python3-geojson tmux \
                 dbus geoclue-2.0 geoclue-2-demo libglib2.0-bin python3-dbus $(DEB_BUILD_PACKAGES) $(MAP_PACKAGES)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

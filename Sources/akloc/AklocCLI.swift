@@ -75,7 +75,7 @@ enum AklocCLI {
             PauseCommand.self, ResumeCommand.self, ReloadCommand.self, AuthorizeCommand.self, TrackCommand.self,
             HelpCommand.self,
             WhereCommand.self, SearchCommand.self, CountryCommand.self,
-            MapCommand.self,
+            MapCommand.self, SkyCommand.self,
             PlacesCommand.self,
         ]
     }
