@@ -73,3 +73,18 @@ import Testing
         #expect(FixStatus(gpsd: 3) == .rtkFixed && FixStatus(gpsd: 4) == .rtkFloat && FixStatus(gpsd: 9) == .pyCode)
     }
 }
+
+/// What the clients decode (AKLocationManager reads events through
+/// `ServerEvent`): the fix quality survives a delegate event.
+@Suite struct FixQualityEventTests {
+    @Test func aDelegateEventCarriesTheFixQuality() throws {
+        let line = ServerEncoder.event(.didUpdateLocation(FixQualityWireTests.location, afterTimeInterval: 1))
+        guard case .didUpdateLocation(let location, _) = try ServerEvent.decode(line.dropLast()).get() else {
+            Issue.record("not an update: \(String(decoding: line, as: UTF8.self))")
+            return
+        }
+        #expect(location.fixStatus == .rtkFloat)
+        #expect(location.satellitesUsed == 11)
+        #expect(location.hdop == 0.84)
+    }
+}
