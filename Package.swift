@@ -57,6 +57,12 @@ let package = Package(
             dependencies: ["AklocCore", "AklocFeature", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol"]),
         // The track recorder and its journal of days (docs/track.md).
         .target(name: "AklocTrack", dependencies: ["AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol"]),
+        // Visits and trips from the track (DESIGN §15, docs/timeline.md).
+        .target(
+            name: "AklocTimeline",
+            dependencies: [
+                "AklocCore", "AklocFeature", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocTrack",
+            ]),
         // The GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md), on AklocSystemd's sd-bus.
         .target(
             name: "AklocGeoClue",
@@ -67,7 +73,7 @@ let package = Package(
             name: "AklocDaemon",
             dependencies: [
                 "AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol", "AklocGPSD", "AklocSystemd", "AklocMQTT",
-                "AklocGeoService", "AklocPlaces", "AklocTrack", "AklocGeoClue",
+                "AklocGeoService", "AklocPlaces", "AklocTrack", "AklocTimeline", "AklocGeoClue",
             ]
         ),
         // The Swift runtime linked in statically, as the Debian package ships it:
@@ -148,6 +154,9 @@ let package = Package(
             name: "AklocGeoServiceTests", dependencies: ["AklocGeoService", "AklocFeature", "AklocTestSupport"]),
         .testTarget(
             name: "AklocTrackTests", dependencies: ["AklocTrack", "AklocFeature", "AklocPosix", "AklocTestSupport"]),
+        .testTarget(
+            name: "AklocTimelineTests",
+            dependencies: ["AklocTimeline", "AklocFeature", "AklocGeo", "AklocPosix", "AklocTrack", "AklocTestSupport"]),
         .testTarget(
             name: "AklocGeoClueTests", dependencies: ["AklocGeoClue", "AklocFeature", "AklocPosix", "AklocTestSupport"]),
         .testTarget(

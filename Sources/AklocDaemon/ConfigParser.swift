@@ -2,6 +2,7 @@ import AklocCore
 import AklocMQTT
 import AklocPosix
 import AklocSystemd
+import AklocTimeline
 import AklocTrack
 import Glibc
 
@@ -16,7 +17,9 @@ public enum ConfigParser {
     /// Anything bigger is not a hand-written config file.
     public static let maximumFileSize = 1 << 20
 
-    public static let sections = ["gpsd", "throttle", "authorization", "socket", "mqtt", "geo", "track", "geoclue"]
+    public static let sections = [
+        "gpsd", "throttle", "authorization", "socket", "mqtt", "geo", "track", "timeline", "geoclue",
+    ]
 
     /// Upper bound for durations, far beyond any sensible setting but small
     /// enough that nanosecond arithmetic on the monotonic clock cannot overflow.
@@ -159,6 +162,8 @@ public enum ConfigParser {
                 try assignMQTT(field)
             case ("track", _):
                 try assignTrack(field)
+            case ("timeline", _):
+                try assignTimeline(field)
             case ("geo", _):
                 try assignGeo(field)
             case ("geoclue", _):
@@ -188,6 +193,7 @@ public enum ConfigParser {
             "track": [
                 "enable", "min-interval", "distance", "heartbeat", "retention-days", "max-size", "sync-interval",
             ],
+            "timeline": ["radius", "min-time"],
             "geo": ["data-dir"],
             "geoclue": ["enable", "nmea-socket", "nmea-socket-mode"],
         ]

@@ -3,6 +3,7 @@ import AklocGeoClue
 import AklocGeoService
 import AklocMQTT
 import AklocProtocol
+import AklocTimeline
 import AklocTrack
 
 /// aklocd's settings, as read from `akloc.conf` (docs/configuration.md).
@@ -19,6 +20,8 @@ public struct Configuration: Hashable, Sendable {
     public var mqtt = MQTTSettings()
     /// `[track]`: the track recorder (docs/track.md).
     public var track = TrackSettings()
+    /// `[timeline]`: what counts as a visit (docs/timeline.md).
+    public var timeline = TimelineSettings()
     /// `[geo]`: where the places, borders and time-zone data are (docs/places.md).
     public var geo = GeoSettings()
     /// `[geoclue]`: the GeoClue2 D-Bus front and the NMEA feed (docs/desktop.md).

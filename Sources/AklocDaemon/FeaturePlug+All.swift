@@ -2,6 +2,7 @@ import AklocGeoClue
 import AklocGeoService
 import AklocMQTT
 import AklocPlaces
+import AklocTimeline
 import AklocTrack
 
 extension FeaturePlug {
@@ -14,6 +15,7 @@ extension FeaturePlug {
         FeaturePlug(PlacesFeature.self, section: "places") { _ in PlacesSettings() },
         FeaturePlug(MQTTFeature.self, section: "mqtt") { $0.mqtt },
         FeaturePlug(TrackFeature.self, section: "track") { $0.track },
+        FeaturePlug(TimelineFeature.self, section: "timeline") { $0.timeline },
         FeaturePlug(GeoClueFeature.self, section: "geoclue") { $0.geoclue },
         FeaturePlug(NMEAFeature.self, section: "geoclue") { $0.geoclue },
     ]

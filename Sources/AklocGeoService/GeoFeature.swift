@@ -36,6 +36,17 @@ public final class GeoFeature: Feature {
         // The derived key paths.
         guard let lookups = geo.lookups else { return }
         host.describe(with: GeoDescriber(lookups: lookups, timeZones: geo.timeZones, mappings: geo.mappings))
+        // The same lookups for other features (the timeline).
+        let zones = geo.timeZones
+        let mappings = geo.mappings
+        host.post(
+            PlaceDescriber(
+                describe: { point, time in
+                    withExtendedLifetime(mappings) { try? lookups.describe(point, at: time, rules: zones.rules) }
+                },
+                countryCode: { point in
+                    withExtendedLifetime(mappings) { (try? lookups.borders.country(at: point))??.code }
+                }))
     }
 
     public func stop() { geo.stop() }

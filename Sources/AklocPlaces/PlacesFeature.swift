@@ -54,6 +54,7 @@ public final class PlacesFeature: Feature {
             }
         }
         host.post(SharedPlaces(places.shared))
+        host.post(places)
     }
 
     public func stop() {}
@@ -148,6 +149,8 @@ public final class PlacesFeature: Feature {
             host.run(.regionsChanged(id, watches[id]!.monitor.inside))
         }
         if shared { host.post(SharedPlaces(places.shared)) }
+        // Every owner's places, for the features that name where someone was (the timeline).
+        host.post(places)
         return .success(())
     }
 

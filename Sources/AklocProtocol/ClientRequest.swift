@@ -42,6 +42,10 @@ public struct ClientRequest: Sendable, Equatable {
         case track(TrackQuery)
         /// Admin: forget the recorded track before a time (all of it when nil).
         case clearTrack(before: FixTime?)
+        /// Visits computed from the track (`always` clients and admins).
+        case visits(TimelineQuery)
+        /// Trips between visits, computed from the track (as `visits`).
+        case trips(TimelineQuery)
         /// Places, countries and time zones (GeoRequest.swift).
         case geo(GeoRequest)
         /// Saved places and regions (DESIGN §9), answered by the shell.
@@ -55,6 +59,8 @@ public struct ClientRequest: Sendable, Equatable {
             case .authorize: "authorize"
             case .track: "track"
             case .clearTrack: "clearTrack"
+            case .visits: "visits"
+            case .trips: "trips"
             case .geo(let request): request.name
             case .places(let request): request.name
             case .engine(let request):
@@ -88,6 +94,7 @@ public struct ClientRequest: Sendable, Equatable {
             case (.engine(let a), .engine(let b)): sameRequest(a, b)
             case (.track(let a), .track(let b)): a == b
             case (.clearTrack(let a), .clearTrack(let b)): a == b
+            case (.visits(let a), .visits(let b)), (.trips(let a), .trips(let b)): a == b
             case (.geo(let a), .geo(let b)): a == b
             case (.places(let a), .places(let b)): a == b
             default: false
@@ -100,7 +107,7 @@ public struct ClientRequest: Sendable, Equatable {
         [
             "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
             "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
-            "reverseGeocode", "searchPlaces", "countries", "track", "clearTrack",
+            "reverseGeocode", "searchPlaces", "countries", "track", "clearTrack", "visits", "trips",
         ] + PlacesRequest.operationNames
 
     /// `requestLocation` waits this long when the request names no `timeout`.
@@ -156,6 +163,8 @@ extension ClientRequest {
             writeTrackQuery(query, to: &writer)
         case .clearTrack(let before):
             writeClearTrack(before: before, to: &writer)
+        case .visits(let query), .trips(let query):
+            writeTimelineQuery(query, to: &writer)
         case .geo(let request):
             request.write(to: &writer)
         case .places(let request):

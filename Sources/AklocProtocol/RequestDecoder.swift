@@ -134,6 +134,10 @@ extension ClientRequest {
                 throw ProtocolError(.badRequest, "\"status\" must be \"always\", \"whenInUse\" or \"deny\"")
             }
             return .authorize(subject: subject, rule: rule)
+        case "visits":
+            return .visits(try decodeTimeline(args.members))
+        case "trips":
+            return .trips(try decodeTimeline(args.members))
         case "reverseGeocode", "searchPlaces", "countries":
             return .geo(try GeoRequest.decode(op: op, args.members))
         case _ where PlacesRequest.operationNames.contains(op):

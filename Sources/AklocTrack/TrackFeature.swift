@@ -42,15 +42,20 @@ public final class TrackFeature: Feature {
             self.recorder = nil
             throw ComponentError(.startFailed, component: name, "not recording a track: \(error.message)")
         }
-        if host.logsDebug {
-            recorder.onRecord = { [weak host] point in
+        let history = TrackHistory(store: recorder.store)
+        let logsDebug = host.logsDebug
+        recorder.onRecord = { [weak host] point in
+            if logsDebug {
                 let location = point.location
                 host?.log(
                     .debug,
                     "track recorded segment \(point.segment) at \(location.receivedAt?.iso8601 ?? "?") "
                         + "\(location.latitude) \(location.longitude)", [:])
             }
+            history.recorded(point)
         }
+        // For the features that read the track (the timeline).
+        host.post(history)
         syncTimer = host.clock.makeTimer { [weak self] in
             guard let self, let recorder = self.recorder else { return }
             recorder.syncIfDue(at: self.host.clock.now())

@@ -194,27 +194,33 @@ import Testing
 
     // MARK: Shared places
 
+    /// How many times the shared places were posted.
+    var sharedPosts: Int { host.posted.count { $0 is SharedPlaces } }
+    var lastShared: SharedPlaces? { host.posted.last { $0 is SharedPlaces } as? SharedPlaces }
+
     @Test func sharedPlacesNeedAnAdminAndArePostedForOtherFeatures() throws {
         try host.sync {
-            #expect(host.posted.count == 1, "the start posts what it loaded")
-            #expect((host.posted.last as? SharedPlaces)?.places.isEmpty == true)
+            #expect(sharedPosts == 1, "the start posts what it loaded")
+            #expect(lastShared?.places.isEmpty == true)
             let user = host.connectClient(uid: 1000, status: .authorizedAlways)
             let admin = host.connectClient(uid: 0, status: .notDetermined, isAdmin: true)
             #expect(try error(Self.draft("Depot", shared: true), from: user)?.code == .forbidden)
             _ = try ask(Self.draft("Mine"), from: user).get()
-            #expect(host.posted.count == 1, "a private place is nobody else's business")
+            #expect(sharedPosts == 1, "a private place is nobody else's business")
 
             _ = try ask(Self.draft("Depot", shared: true), from: admin).get()
-            #expect((host.posted.last as? SharedPlaces)?.places.map(\.name) == ["Depot"])
+            #expect(lastShared?.places.map(\.name) == ["Depot"])
             // Everyone sees it.
             #expect(names(try ask(.places(.places), from: user)) == ["Mine", "Depot"])
             // Saved again unshared: it leaves the shared list.
             _ = try ask(Self.draft("Depot", shared: false), from: admin).get()
-            #expect((host.posted.last as? SharedPlaces)?.places.isEmpty == true)
+            #expect(lastShared?.places.isEmpty == true)
             _ = try ask(Self.draft("Depot", shared: true), from: admin).get()
             _ = try ask(.places(.deletePlace(name: "Depot")), from: admin).get()
-            #expect((host.posted.last as? SharedPlaces)?.places.isEmpty == true)
-            #expect(host.posted.count == 5)
+            #expect(lastShared?.places.isEmpty == true)
+            #expect(sharedPosts == 5)
+            // Every change of any place is posted whole too (the timeline names visits by them).
+            #expect((host.posted.last as? SavedPlaces)?.owned(by: 1000).map(\.name) == ["Mine"])
         }
     }
 

@@ -80,6 +80,11 @@ private func failure(_ text: String) -> ProtocolError? {
                 .geo(.searchPlaces(query: "enk", near: nil, within: 10_000, limit: 10))
             ),
             (#"{"op":"countries"}"#, .geo(.countries(.all, locale: nil))),
+            (#"{"op":"visits"}"#, .visits(TimelineQuery())),
+            (
+                #"{"op":"trips","since":1764547200}"#,
+                .trips(TimelineQuery(since: FixTime(secondsSince1970: 1_764_547_200)))
+            ),
         ]
         for (line, operation) in cases {
             let decoded = try request(line)
