@@ -16,13 +16,6 @@ extension ClientRequest {
 
     /// The members after the op name on the client side: what `decodeTimeline` reads back.
     func writeTimelineQuery(_ query: TimelineQuery, to writer: inout JSONWriter) {
-        if let since = query.since {
-            writer.raw(",\"since\":")
-            TrackTime.write(since, to: &writer)
-        }
-        if let until = query.until {
-            writer.raw(",\"until\":")
-            TrackTime.write(until, to: &writer)
-        }
+        writeRange(since: query.since, until: query.until, to: &writer)
     }
 }

@@ -47,6 +47,18 @@ extension ClientRequest {
         return query
     }
 
+    /// `since` and `until` members (`track`, `visits`, `trips`), each when given.
+    func writeRange(since: FixTime?, until: FixTime?, to writer: inout JSONWriter) {
+        if let since {
+            writer.raw(",\"since\":")
+            TrackTime.write(since, to: &writer)
+        }
+        if let until {
+            writer.raw(",\"until\":")
+            TrackTime.write(until, to: &writer)
+        }
+    }
+
     /// `clearTrack`: optional `before` (everything when absent).
     static func decodeClearTrack(_ members: [String: JSONValue]) throws(ProtocolError) -> FixTime? {
         try TrackTime.decode(members["before"], field: "before")
@@ -63,14 +75,7 @@ extension ClientRequest {
     /// The members after `"op":"track"` on the client side (`encodedLine`):
     /// what `decodeTrack` reads back, defaults left out.
     func writeTrackQuery(_ query: TrackQuery, to writer: inout JSONWriter) {
-        if let since = query.since {
-            writer.raw(",\"since\":")
-            TrackTime.write(since, to: &writer)
-        }
-        if let until = query.until {
-            writer.raw(",\"until\":")
-            TrackTime.write(until, to: &writer)
-        }
+        writeRange(since: query.since, until: query.until, to: &writer)
         if query.limit != TrackQuery.defaultLimit {
             writer.raw(",\"limit\":")
             writer.integer(Int64(query.limit))
