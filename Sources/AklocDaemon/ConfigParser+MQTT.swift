@@ -9,7 +9,7 @@ extension ConfigParser.State {
         case "enable":
             configuration.mqtt.enabled = try field.boolean()
         case "host":
-            configuration.mqtt.host = try field.host()
+            configuration.mqtt.hosts = try field.brokerNodes()
         case "port":
             configuration.mqtt.port = UInt16(try field.integer(in: 1...65535, expected: "a port number 1-65535"))
         case "tls":
@@ -47,6 +47,8 @@ extension ConfigParser.State {
             guard (1...8).contains(field.value.count), !field.value.contains(where: { $0 == " " || $0 == "\t" })
             else { throw field.bad("a tracker id of 1-8 characters, such as \"vn\"") }
             configuration.mqtt.tid = field.value
+        case "retain":
+            configuration.mqtt.retain = try field.boolean()
         case "qos":
             configuration.mqtt.qos = try field.integer(
                 in: 0...1, expected: "0 or 1 (1, the default, is what store-and-forward needs)")
@@ -112,6 +114,27 @@ extension ConfigParser.Field {
     func text(expected: String) throws(ConfigError) -> String {
         guard !value.isEmpty, value.utf8.count <= 65535 else { throw bad(expected) }
         return value
+    }
+
+    /// `host[:port]`, or the nodes of one cluster as a comma-separated list
+    /// of them, in the order they are tried.
+    func brokerNodes() throws(ConfigError) -> [HostPort] {
+        let expected = "one or more host[:port] separated by commas, such as n1.example.org, n2.example.org:1884"
+        let items = value.split(separator: ",", omittingEmptySubsequences: false)
+        guard value.contains(where: { $0 != " " && $0 != "\t" }), items.count <= 64 else { throw bad(expected) }
+        var nodes: [HostPort] = []
+        for item in items {
+            let node: HostPort
+            do {
+                node = try HostPort(parsing: String(item))
+            } catch {
+                throw bad("\(expected) (\(error.message))")
+            }
+            guard !node.host.isEmpty else { throw bad("\(expected) (\"\(item)\" names no host)") }
+            guard !nodes.contains(node) else { throw bad("\(expected), each once (\(node) twice)") }
+            nodes.append(node)
+        }
+        return nodes
     }
 
     /// One level of an MQTT topic: no `/`, wildcards or spaces.

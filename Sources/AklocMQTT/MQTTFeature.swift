@@ -75,7 +75,8 @@ public final class MQTTFeature: Feature {
             dropped: DaemonStatus.MQTT.Dropped(
                 maxEntries: forwarded.dropped.maxEntries, maxBytes: forwarded.dropped.maxBytes,
                 maxAge: forwarded.dropped.maxAge),
-            lastError: forwarded.connected ? nil : forwarded.lastError?.description)
+            lastError: forwarded.connected ? nil : forwarded.lastError?.description, nodes: forwarded.nodes,
+            switches: forwarded.switches)
     }
 
     /// Each throttled delivery is one OwnTracks location.

@@ -18,6 +18,7 @@ public final class MQTTForwarder {
     /// What `akloc status` shows.
     public struct Status: Hashable, Sendable {
         public var connected: Bool
+        /// The node in use (connected, being tried, or tried next), as
         /// `mqtt://host:port` or `mqtts://host:port`.
         public var broker: String
         public var topic: String
@@ -35,6 +36,10 @@ public final class MQTTForwarder {
         public var resent: UInt64
         public var dropped: ForwardQueue.Drops
         public var lastError: MQTTError?
+        /// Every node of the broker, in the order they are tried.
+        public var nodes: [String] = []
+        /// Times the forwarder moved to another node.
+        public var switches: UInt64 = 0
     }
 
     public let settings: MQTTSettings
@@ -52,11 +57,15 @@ public final class MQTTForwarder {
     var makeConnection: (MosquittoClient.Options, DispatchQueue, any ShellClock) -> any MQTTConnection = {
         MosquittoClient(options: $0, queue: $1, clock: $2)
     }
-    // A broker is usually further away and busier than gpsd: start slower, cap at 30 s.
-    private var reconnect = Reconnect(backoff: Backoff(initial: 0.5, maximum: 30, jitter: 0.25))
+    /// Which node, and when (a broker is usually further away and busier
+    /// than gpsd: the backoff starts slower and caps at 30 s).
+    private var failover: BrokerFailover
     /// The reconnect timer, on the injected clock.
     private var retryTimer: (any ShellTimer)?
-    private var started: Bool { reconnect.state != .stopped }
+    private var started: Bool { failover.state != .stopped }
+    /// When the last connection was lost, until the next one: the failover
+    /// time in the log.
+    private var lostAt: Instant?
     private let shellClock: any ShellClock
     private var connectedOnce = false
     /// Seqs published on some connection and not yet acknowledged: sending one
@@ -85,6 +94,8 @@ public final class MQTTForwarder {
         self.random = random
         journal = QueueJournal(directory: stateDirectory)
         pending = ForwardQueue(limits: settings.limits)
+        failover = BrokerFailover(
+            nodeCount: max(1, settings.hosts.count), backoff: Backoff(initial: 0.5, maximum: 30, jitter: 0.25))
     }
 
     deinit {
@@ -95,14 +106,15 @@ public final class MQTTForwarder {
     func wallClock() -> FixTime { shellClock.wallNow() }
 
     public var status: Status {
-        Status(
-            connected: client?.isConnected ?? false,
-            broker: "\(settings.tls ? "mqtts" : "mqtt")://\(settings.host):\(settings.effectivePort)",
+        let nodes = settings.nodes.map { "\(settings.tls ? "mqtts" : "mqtt")://\($0)" }
+        return Status(
+            connected: client?.isConnected ?? false, broker: nodes[min(failover.node ?? 0, nodes.count - 1)],
             topic: identity.topic, tid: identity.tid, queued: pending.count, queuedBytes: pending.bytes,
             oldestQueuedAgeSeconds: pending.oldest.map {
                 max(0, ForwardQueue.seconds(from: $0.queuedAt, to: wallClock()))
             },
-            published: published, failed: failed, resent: resent, dropped: pending.drops, lastError: lastError)
+            published: published, failed: failed, resent: resent, dropped: pending.drops, lastError: lastError,
+            nodes: nodes, switches: failover.switches)
     }
 
     /// Loads the journal (what a previous run left is published first) and
@@ -110,7 +122,7 @@ public final class MQTTForwarder {
     /// runs from memory: fixes still flow, they just do not survive a restart.
     public func start() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard reconnect.start(at: clock()) == .connect else { return }
+        guard case .connect(let node) = failover.start(at: clock()) else { return }
         do {
             let loaded = try journal.open()
             for warning in loaded.warnings { log(.warning, "\(journal.path): \(warning)") }
@@ -125,7 +137,7 @@ public final class MQTTForwarder {
             log(.error, "store-and-forward journal unavailable, queueing in memory only: \(error)")
         }
         applyDrops(pending.expire(at: wallClock()))
-        connect()
+        connect(node)
     }
 
     /// A fix from the engine: queued durably, then published when possible.
@@ -155,7 +167,7 @@ public final class MQTTForwarder {
     public func stop() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard started else { return }
-        reconnect.stop()
+        failover.stop()
         retryTimer?.schedule(at: nil, leeway: 0)
         if let client, client.isConnected {
             _ = try? client.publish(statusMessage(online: false))
@@ -166,9 +178,10 @@ public final class MQTTForwarder {
 
     // MARK: - Connection
 
-    private func connect() {
+    private func connect(_ node: Int) {
         guard started else { return }
         retryTimer?.schedule(at: nil, leeway: 0)
+        let address = settings.nodes[node]
         var password = settings.password
         if let file = settings.passwordFile {
             do {
@@ -179,14 +192,15 @@ public final class MQTTForwarder {
             }
         }
         let options = MosquittoClient.Options(
-            host: settings.host, port: Int32(settings.effectivePort), keepalive: Int32(settings.keepalive),
+            host: address.host, port: Int32(address.port ?? settings.effectivePort),
+            keepalive: Int32(settings.keepalive),
             clientID: identity.clientID, username: settings.username, password: password,
             tls: settings.tls
                 ? MosquittoClient.Options.TLS(
                     caFile: settings.caFile, certFile: settings.certFile, keyFile: settings.keyFile) : nil,
-            will: MosquittoClient.Message(
-                topic: identity.topic, payload: OwnTracksPayload.lastWill(connectedAt: wallClock()),
-                qos: Int32(settings.qos), retain: false),
+            // The retained status says offline when the broker loses us
+            // without a DISCONNECT, as a clean stop says it itself.
+            will: statusMessage(online: false),
             connectTimeout: Double(max(10, min(settings.keepalive, 30))))
         let client = makeConnection(options, queue, shellClock)
         client.onEvent = { [weak self, weak client] event in
@@ -207,12 +221,17 @@ public final class MQTTForwarder {
     private func clientEvent(_ event: MosquittoClient.Event) {
         switch event {
         case .connected:
-            _ = reconnect.connected(at: clock())
+            failover.connected(at: clock())
             lastError = nil
+            // How long publishing stopped: what a failover costs (the NATS
+            // cluster test reads it from here).
+            let gap =
+                lostAt.map { " \(Int((clock().seconds(since: $0) * 1000).rounded())) ms after the last loss" } ?? ""
+            lostAt = nil
             log(
                 connectedOnce ? .info : .notice,
                 "connected to \(status.broker) as \(identity.clientID), publishing to \(identity.topic)"
-                    + (pending.count > 0 ? " (\(pending.count) queued)" : ""))
+                    + (pending.count > 0 ? " (\(pending.count) queued)" : "") + gap)
             connectedOnce = true
             if let client { _ = try? client.publish(statusMessage(online: true)) }
             pumpPlaces(reconnected: true)
@@ -227,6 +246,7 @@ public final class MQTTForwarder {
             if journal.shouldCompact(liveEntries: pending.count) { compact() }
             pump()
         case .disconnected(let error):
+            if failover.isConnected { lostAt = clock() }
             client = nil
             failed += UInt64(pending.connectionLost())
             retryLater(error)
@@ -235,13 +255,21 @@ public final class MQTTForwarder {
 
     private func retryLater(_ error: MQTTError) {
         lastError = error
-        guard case .retry(_, let delay, let first) = reconnect.failed(at: clock(), unitRandom: random()) else {
-            return
+        let first = failover.failures == 0
+        switch failover.failed(at: clock(), unitRandom: random()) {
+        case .connect(let node):
+            log(
+                first ? .warning : .info,
+                "MQTT: \(error); trying \(status.nodes[node]) (\(pending.count) queued)")
+            connect(node)
+        case .retry(_, let delay):
+            log(
+                first ? .warning : .debug,
+                "MQTT: \(error); retrying in \(Int((delay * 1000).rounded())) ms (\(pending.count) queued)")
+            armRetry(after: delay)
+        case .none:
+            break
         }
-        log(
-            first ? .warning : .debug,
-            "MQTT: \(error); retrying in \(Int((delay * 1000).rounded())) ms (\(pending.count) queued)")
-        armRetry(after: delay)
     }
 
     private func armRetry(after delay: Double) {
@@ -252,11 +280,11 @@ public final class MQTTForwarder {
     }
 
     private func retryFired() {
-        switch reconnect.timerFired(at: clock()) {
-        case .connect:
+        switch failover.timerFired(at: clock()) {
+        case .connect(let node):
             applyDrops(pending.expire(at: wallClock()))
-            connect()
-        case .retry(_, let rest, _):
+            connect(node)
+        case .retry(_, let rest):
             armRetry(after: rest)
         case .none:
             break
@@ -271,7 +299,8 @@ public final class MQTTForwarder {
             do {
                 messageID = try client.publish(
                     MosquittoClient.Message(
-                        topic: identity.topic, payload: entry.payload, qos: Int32(settings.qos), retain: false))
+                        topic: identity.topic, payload: entry.payload, qos: Int32(settings.qos),
+                        retain: settings.retain))
             } catch {
                 log(.warning, "MQTT: \(error)")
                 lastError = error

@@ -6,8 +6,11 @@ import AklocCore
 /// validates every member before building one.
 public struct MQTTSettings: Hashable, Sendable {
     public var enabled = false
-    public var host = "localhost"
-    /// nil means 1883, or 8883 with TLS.
+    /// The broker's nodes, in the order they are tried: one broker, or the
+    /// nodes of one cluster (docs/mqtt.md, "Clusters and failover"). Never
+    /// empty; a node without a port uses `port`.
+    public var hosts: [HostPort] = [HostPort(host: "localhost")]
+    /// The port of the nodes that name none; nil means 1883, or 8883 with TLS.
     public var port: UInt16?
     public var tls = false
     /// PEM CA bundle that signs the broker's certificate; with `tls` and no
@@ -30,6 +33,9 @@ public struct MQTTSettings: Hashable, Sendable {
     /// OwnTracks tracker id; nil means the last two characters of the device.
     public var tid: String?
     public var qos: Int = 1
+    /// Locations published retained, as OwnTracks apps do, so a consumer
+    /// that subscribes later gets each device's last position at once.
+    public var retain = true
     /// Seconds between MQTT PINGREQs when idle.
     public var keepalive: Int = 60
     /// The forwarder's own throttle: one fix every 30 s while moving, one
@@ -46,6 +52,11 @@ public struct MQTTSettings: Hashable, Sendable {
 
     /// The port in use when none is configured.
     public var effectivePort: UInt16 { port ?? (tls ? 8883 : 1883) }
+
+    /// `hosts`, each with the port it is reached on.
+    public var nodes: [HostPort] {
+        hosts.map { HostPort(host: $0.host, port: $0.port ?? effectivePort) }
+    }
 
     /// What the OwnTracks names resolve to on this host.
     public struct Identity: Hashable, Sendable {

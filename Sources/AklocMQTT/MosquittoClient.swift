@@ -18,6 +18,10 @@ import Glibc
 /// unacknowledged messages on reconnect, beside the forwarder's replay.
 /// Reconnecting is the owner's decision (`MQTTForwarder`, with backoff).
 ///
+/// `mosquitto_connect_async` resolves the host name with the blocking
+/// getaddrinfo, so it runs on a worker thread: a DNS lookup that hangs
+/// delays this attempt (until the connect timeout ends it), never the loop.
+///
 /// Confinement: every method must be called on `queue`, and every callback
 /// runs on it. Not Sendable.
 /// One MQTT connection as the forwarder drives it.
@@ -93,6 +97,9 @@ final class MosquittoClient: MQTTConnection {
     private var connectDeadline: Instant?
     /// The failure seen inside a libmosquitto call, reported once the call returns.
     private var pendingFailure: MQTTError?
+    /// The attempt whose `mosquitto_connect_async` runs on a worker thread;
+    /// while it is set, only that thread touches `mosq`.
+    private var resolving: Resolution?
     /// Inside `mosquitto_publish`.
     private var publishing = false
     /// Acknowledgements that came inside `mosquitto_publish`, and the source
@@ -111,7 +118,11 @@ final class MosquittoClient: MQTTConnection {
         socket?.close()
         timer?.cancel()
         deferredSource?.cancel()
-        if let mosq { api.destroy(mosq) }
+        if let resolving {
+            resolving.abandoned = true
+        } else if let mosq {
+            api.destroy(mosq)
+        }
     }
 
     /// Starts a connection attempt; `.connected` or `.disconnected` follows.
@@ -134,22 +145,51 @@ final class MosquittoClient: MQTTConnection {
             release()
             throw error
         }
-        let rc = api.connect_async(handle, options.host, options.port, options.keepalive)
-        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-            release()
-            throw MQTTError(.connectFailed, "cannot connect to \(options.host):\(options.port): \(Self.describe(rc))")
-        }
-        let fd = api.socket(handle)
-        guard fd >= 0, let watched = try? FileDescriptor.duplicate(fd) else {
-            release()
-            throw MQTTError(.connectFailed, "no socket for \(options.host):\(options.port)")
-        }
-        socket = watched
-        readSource = watched.watch(.readable, on: queue) { [weak self] in self?.readable() }
         connectDeadline = clock.now().advanced(bySeconds: options.connectTimeout)
         let tick = clock.makeTimer { [weak self] in self?.tick() }
         tick.schedule(after: 1, on: clock, leeway: 0.1)
         timer = tick
+        let resolution = Resolution(handle: handle)
+        resolving = resolution
+        let (host, port, keepalive) = (options.host, options.port, options.keepalive)
+        let client = Resolution.Weak(self)
+        let queue = self.queue
+        Self.connectWork { [resolution] in
+            // getaddrinfo, then a non-blocking connect; errno belongs to this thread.
+            let rc = api.connect_async(resolution.handle, host, port, keepalive)
+            let failure = rc == MOSQ_ERR_SUCCESS.rawValue ? nil : Self.describe(rc)
+            queue.async {
+                guard !resolution.abandoned, let self = client.value else {
+                    api.destroy(resolution.handle)
+                    return
+                }
+                self.resolved(failure)
+            }
+        }
+    }
+
+    /// Runs each attempt's blocking connect on a thread of its own (a hung
+    /// lookup keeps its thread; the next attempt, to another node, gets
+    /// another). A test hook at the edge may replace it.
+    nonisolated(unsafe) static var connectWork: (@escaping @Sendable () -> Void) -> Void = { work in
+        DispatchQueue.global(qos: .utility).async(execute: work)
+    }
+
+    /// Back from the worker: watch the socket, or report why there is none.
+    private func resolved(_ failure: String?) {
+        resolving = nil
+        guard let handle = mosq else { return }
+        if let failure {
+            fail(MQTTError(.connectFailed, "cannot connect to \(options.host):\(options.port): \(failure)"))
+            return
+        }
+        let fd = api.socket(handle)
+        guard fd >= 0, let watched = try? FileDescriptor.duplicate(fd) else {
+            fail(MQTTError(.connectFailed, "no socket for \(options.host):\(options.port)"))
+            return
+        }
+        socket = watched
+        readSource = watched.watch(.readable, on: queue) { [weak self] in self?.readable() }
         let deferred = DispatchSource.makeUserDataAddSource(queue: queue)
         deferred.setEventHandler { [weak self] in self?.reportDeferred() }
         deferredSource = deferred
@@ -251,12 +291,13 @@ final class MosquittoClient: MQTTConnection {
         guard let mosq else { return }
         timer?.schedule(after: 1, on: clock, leeway: 0.1)
         if let connectDeadline, clock.now() > connectDeadline {
-            fail(
-                MQTTError(
-                    .connectFailed,
-                    "no CONNACK from \(options.host):\(options.port) within \(Int(options.connectTimeout)) s"))
+            let what =
+                resolving != nil
+                ? "no address for \(options.host) (name lookup)" : "no CONNACK from \(options.host):\(options.port)"
+            fail(MQTTError(.connectFailed, "\(what) within \(Int(options.connectTimeout)) s"))
             return
         }
+        guard resolving == nil else { return }
         finish(api.loop_misc(mosq), "keepalive")
     }
 
@@ -306,7 +347,13 @@ final class MosquittoClient: MQTTConnection {
         connectDeadline = nil
         pendingFailure = nil
         isConnected = false
-        if let mosq { api.destroy(mosq) }
+        if let resolving {
+            // The worker still uses the handle: it destroys it when done.
+            resolving.abandoned = true
+            self.resolving = nil
+        } else if let mosq {
+            api.destroy(mosq)
+        }
         mosq = nil
     }
 
@@ -354,5 +401,25 @@ final class MosquittoClient: MQTTConnection {
     static func describe(_ rc: Int32) -> String {
         if rc == MOSQ_ERR_ERRNO.rawValue { return Errno.current.description }
         return api.strerror_(rc).map { String(cString: $0) } ?? "error \(rc)"
+    }
+}
+
+/// One `mosquitto_connect_async` handed to a worker thread. `abandoned`
+/// is read and written only on the client's queue.
+private final class Resolution: @unchecked Sendable {
+    let handle: OpaquePointer
+    var abandoned = false
+
+    init(handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    /// The client, reached back on its queue only.
+    struct Weak: @unchecked Sendable {
+        weak var value: MosquittoClient?
+
+        init(_ value: MosquittoClient) {
+            self.value = value
+        }
     }
 }

@@ -45,18 +45,9 @@ public enum OwnTracksPayload {
         return object.bytes()
     }
 
-    /// The last will, published by the broker when the daemon vanishes
-    /// without disconnecting: `tst` is when the connection was made, as the
-    /// OwnTracks apps do.
-    public static func lastWill(connectedAt: FixTime) -> [UInt8] {
-        var object = Object()
-        object.string("_type", "lwt")
-        object.whole("tst", connectedAt.secondsSince1970)
-        return object.bytes()
-    }
-
     /// The retained status on `<topic>/akloc/status`: `online` true while
-    /// connected, false after a clean shutdown. Its own `_type`, so OwnTracks
+    /// connected, false after a clean shutdown and, as the connection's last
+    /// will, when the broker loses the daemon without one. Its own `_type`, so OwnTracks
     /// consumers that do not know it skip it.
     public static func status(online: Bool, tid: String, version: String, at time: FixTime) -> [UInt8] {
         var object = Object()

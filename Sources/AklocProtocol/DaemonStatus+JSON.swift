@@ -113,6 +113,12 @@ extension DaemonStatus.MQTT {
         writer.integer(Int64(clamping: dropped.maxEntries))
         writer.raw("},\"failed\":")
         writer.integer(Int64(clamping: failed))
+        writer.raw(",\"nodes\":[")
+        for (index, node) in nodes.enumerated() {
+            if index > 0 { writer.byte(UInt8(ascii: ",")) }
+            writer.string(node)
+        }
+        writer.byte(UInt8(ascii: "]"))
         if let lastError {
             writer.raw(",\"lastError\":")
             writer.string(lastError)
@@ -129,6 +135,8 @@ extension DaemonStatus.MQTT {
         writer.integer(Int64(queuedBytes))
         writer.raw(",\"resent\":")
         writer.integer(Int64(clamping: resent))
+        writer.raw(",\"switches\":")
+        writer.integer(Int64(clamping: switches))
         writer.raw(",\"tid\":")
         writer.string(tid)
         writer.raw(",\"topic\":")
@@ -148,7 +156,8 @@ extension DaemonStatus.MQTT {
             dropped: Dropped(
                 maxEntries: try dropped.count("maxEntries"), maxBytes: try dropped.count("maxBytes"),
                 maxAge: try dropped.count("maxAge")),
-            lastError: try object.optionalString("lastError"))
+            lastError: try object.optionalString("lastError"), nodes: try object.optionalStrings("nodes"),
+            switches: try object.count("switches"))
     }
 }
 
@@ -192,6 +201,17 @@ private struct StatusObject {
         guard let value = members[key], value != .null else { return nil }
         guard let text = value.stringValue else { throw failure(key, "is not a string") }
         return text
+    }
+
+    func optionalStrings(_ key: String) throws(DaemonStatus.FormatError) -> [String]? {
+        guard let value = members[key], value != .null else { return nil }
+        guard let items = value.arrayValue else { throw failure(key, "is not an array") }
+        var strings: [String] = []
+        for item in items {
+            guard let text = item.stringValue else { throw failure(key, "holds something other than strings") }
+            strings.append(text)
+        }
+        return strings
     }
 
     func bool(_ key: String) throws(DaemonStatus.FormatError) -> Bool {

@@ -2,8 +2,15 @@ extension DaemonStatus {
     /// The MQTT forwarder in a `status` reply (docs/mqtt.md); absent when
     /// `[mqtt]` is off, and from daemons older than the forwarder.
     public struct MQTT: Hashable, Sendable {
-        /// e.g. `mqtts://broker.example.org:8883`.
+        /// The node in use (connected, being tried, or tried next), e.g.
+        /// `mqtts://broker.example.org:8883`.
         public var broker: String
+        /// Every node of the broker in the order they are tried (a cluster's
+        /// nodes, or the one broker); older daemons send none: `[broker]`.
+        public var nodes: [String]
+        /// Times the forwarder moved to another node (failovers and the
+        /// attempts of an outage), since the daemon started.
+        public var switches: UInt64
         public var topic: String
         public var tid: String
         public var connected: Bool
@@ -40,9 +47,11 @@ extension DaemonStatus {
         public init(
             broker: String, topic: String, tid: String, connected: Bool, queued: Int, queuedBytes: Int,
             oldestQueuedAgeSeconds: Double?, published: UInt64, failed: UInt64, resent: UInt64, dropped: Dropped,
-            lastError: String?
+            lastError: String?, nodes: [String]? = nil, switches: UInt64 = 0
         ) {
             self.broker = broker
+            self.nodes = nodes ?? [broker]
+            self.switches = switches
             self.topic = topic
             self.tid = tid
             self.connected = connected

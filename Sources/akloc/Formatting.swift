@@ -125,6 +125,10 @@ enum Formatting {
                     : "\(dropped.total) dropped (\(dropped.maxEntries) max-entries, \(dropped.maxBytes) max-bytes, "
                         + "\(dropped.maxAge) max-age)")
             row("mqtt:", parts.joined(separator: ", "))
+            if mqtt.nodes.count > 1 {
+                let index = (mqtt.nodes.firstIndex(of: mqtt.broker) ?? 0) + 1
+                row("", "node \(index) of \(mqtt.nodes.count), \(mqtt.switches) switch(es)")
+            }
             row("", "topic \(mqtt.topic), tid \(mqtt.tid)" + (mqtt.lastError.map { "; last error: \($0)" } ?? ""))
         }
         row("daemon:", "aklocd \(status.version), up \(duration(status.uptimeSeconds))")

@@ -46,7 +46,7 @@ import Testing
             """, path: configPath
         ).mqtt
         #expect(mqtt.enabled)
-        #expect(mqtt.host == "broker.example.org")
+        #expect(mqtt.hosts == [HostPort(host: "broker.example.org")])
         #expect(mqtt.port == 18883)
         #expect(mqtt.tls)
         #expect(mqtt.caFile == "/etc/akloc/ca.pem")
@@ -66,6 +66,23 @@ import Testing
         #expect(mqtt.policy.maxInterval == 600)
         #expect(mqtt.policy.distanceFilter == 25)
         #expect(mqtt.limits == ForwardQueue.Limits(maxEntries: 5000, maxBytes: 4 << 20, maxAge: 86400))
+    }
+
+    @Test func hostListsTheClusterNodesInOrder() throws {
+        let mqtt = try ConfigParser.parse(
+            "[mqtt]\nhost = n1.example.org, 127.0.0.1:1884 ,[::1]:1885, fd00::7\nport = 1999\nretain = no\n",
+            path: configPath
+        ).mqtt
+        #expect(
+            mqtt.hosts == [
+                HostPort(host: "n1.example.org"), HostPort(host: "127.0.0.1", port: 1884),
+                HostPort(host: "::1", port: 1885), HostPort(host: "fd00::7"),
+            ])
+        // A node without a port uses `port`.
+        #expect(
+            mqtt.nodes.map(\.description) == ["n1.example.org:1999", "127.0.0.1:1884", "[::1]:1885", "[fd00::7]:1999"])
+        #expect(!mqtt.retain)
+        #expect(MQTTSettings().retain, "retained by default, as OwnTracks apps publish")
     }
 
     @Test func passwordCanBeQuoted() throws {
@@ -89,6 +106,16 @@ import Testing
         ("[mqtt]\ncafile = relative.pem\n", 2, "cafile", .badValue),
         ("[mqtt]\nhostname = x\n", 2, "hostname", .unknownKey),
         ("[mqtt]\nhost = a\nhost = b\n", 3, "host", .duplicateKey),
+        ("[mqtt]\nhost =\n", 2, "host", .badValue),
+        ("[mqtt]\nhost = ,\n", 2, "host", .badValue),
+        ("[mqtt]\nhost = a, , b\n", 2, "host", .badValue),
+        ("[mqtt]\nhost = a:0\n", 2, "host", .badValue),
+        ("[mqtt]\nhost = a:1883, b:65536\n", 2, "host", .badValue),
+        ("[mqtt]\nhost = a:1883, b:port\n", 2, "host", .badValue),
+        ("[mqtt]\nhost = :1883\n", 2, "host", .badValue),
+        ("[mqtt]\nhost = a b\n", 2, "host", .badValue),
+        ("[mqtt]\nhost = a:1, a:1\n", 2, "host", .badValue),
+        ("[mqtt]\nretain = sometimes\n", 2, "retain", .badValue),
         ("[mqtt]\nmin-interval = 60\nmax-interval = 30\n", 3, "max-interval", .conflictingValues),
         ("[mqtt]\nusername = u\npassword = p\npassword-file = /p\n", 4, "password-file", .conflictingValues),
         ("[mqtt]\npassword = p\n", 2, "password", .conflictingValues),

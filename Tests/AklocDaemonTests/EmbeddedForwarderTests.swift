@@ -87,7 +87,7 @@ final class ScriptedBroker: MQTTConnection, @unchecked Sendable {
 
         var configuration = Configuration()
         configuration.mqtt.enabled = true
-        configuration.mqtt.host = "broker.test"
+        configuration.mqtt.hosts = [HostPort(host: "broker.test")]
         configuration.mqtt.topic = "owntracks/embedded/car"
         configuration.mqtt.policy = try ThrottlePolicy(minInterval: 5, maxInterval: 300)
         configuration.mqtt.limits = ForwardQueue.Limits(maxEntries: 4, maxBytes: 1 << 20, maxAge: 86_400)

@@ -20,7 +20,7 @@ import Testing
     @Test func theJournalIsWrittenAfterTheSameEpochsSocketWrites() throws {
         var configuration = Configuration()
         configuration.mqtt.enabled = true
-        configuration.mqtt.host = "127.0.0.1"
+        configuration.mqtt.hosts = [HostPort(host: "127.0.0.1")]
         configuration.mqtt.port = FreePort.loopbackTCP()  // no broker: fixes stay journaled
         let daemon = try InProcessDaemon(
             gpsdPort: FreePort.loopbackTCP(), configuration: configuration, sessions: FakeSessionMonitor(),

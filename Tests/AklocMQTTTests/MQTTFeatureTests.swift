@@ -212,7 +212,7 @@ final class RecordingForwarder: LocationForwarder {
     @Test func aReloadKeepsTheRunningSettingsAndSaysSo() throws {
         let feature = try started()
         var changed = try settings()
-        changed.host = "elsewhere.test"
+        changed.hosts = [HostPort(host: "elsewhere.test")]
         host.sync {
             feature.apply(changed)
             #expect(host.messages(at: .notice).contains { $0.contains("[mqtt] applies at the next restart") })

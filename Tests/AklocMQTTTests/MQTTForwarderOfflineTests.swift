@@ -18,7 +18,7 @@ import Testing
     func settings(port: UInt16) -> MQTTSettings {
         var settings = MQTTSettings()
         settings.enabled = true
-        settings.host = "127.0.0.1"
+        settings.hosts = [HostPort(host: "127.0.0.1")]
         settings.port = port
         settings.limits = ForwardQueue.Limits(maxEntries: 3, maxBytes: 1 << 20, maxAge: 3600)
         return settings

@@ -60,10 +60,7 @@ private func object(_ bytes: [UInt8]) throws -> [String: Any] {
         #expect(json["tid"] as? String == "a\"\\")
     }
 
-    @Test func lastWillAndStatus() throws {
-        let will = try object(OwnTracksPayload.lastWill(connectedAt: fixTime))
-        #expect(will["_type"] as? String == "lwt")
-        #expect(will["tst"] as? Int == 1_764_517_000)
+    @Test func status() throws {
         let status = try object(OwnTracksPayload.status(online: true, tid: "vn", version: "1.0", at: now))
         #expect(status["_type"] as? String == "akloc-status")
         #expect(status["online"] as? Bool == true)

@@ -111,8 +111,8 @@ public final class MosquittoBroker: @unchecked Sendable {
     }
 }
 
-/// `mosquitto_sub -v -t '#'` on a broker: every message's topic and payload,
-/// in arrival order. Its session is persistent (`-c`, QoS 1), so messages
+/// `mosquitto_sub -t '#'` on a broker: every message's retain flag, topic
+/// and payload, in arrival order. Its session is persistent (`-c`, QoS 1), so messages
 /// published while it reconnects after a broker restart still reach it.
 public final class MQTTSubscriber: @unchecked Sendable {
     // @unchecked: only immutable state and a TestProcess.
@@ -121,6 +121,9 @@ public final class MQTTSubscriber: @unchecked Sendable {
     public struct Message: Sendable {
         public var topic: String
         public var payload: String
+        /// Delivered from the broker's retained store (at a SUBSCRIBE,
+        /// including the one a reconnecting client sends), not live.
+        public var retained = false
 
         /// The payload as a JSON object, or nil.
         public var json: [String: Any]? {
@@ -132,7 +135,7 @@ public final class MQTTSubscriber: @unchecked Sendable {
         process = try TestProcess(
             "mosquitto_sub",
             [
-                "-h", "127.0.0.1", "-p", String(port), "-v", "-t", topic, "-q", "1", "-c",
+                "-h", "127.0.0.1", "-p", String(port), "-F", Self.format, "-t", topic, "-q", "1", "-c",
                 "-i", "akloc-test-\(UUID().uuidString.prefix(8))",
             ] + extraArguments)
     }
@@ -142,11 +145,7 @@ public final class MQTTSubscriber: @unchecked Sendable {
     public func stop() { process.kill() }
 
     public func messages() -> [Message] {
-        process.stdout().split(separator: "\n").compactMap { line -> Message? in
-            let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2 else { return nil }
-            return Message(topic: String(parts[0]), payload: String(parts[1]))
-        }
+        Self.parse(process.stdout())
     }
 
     /// Waits (bounded, polling the captured output) until `done` holds for
@@ -166,6 +165,37 @@ public final class MQTTSubscriber: @unchecked Sendable {
                 throw SocketClient.Failure("mosquitto_sub exited: \(process.stderr())")
             }
             usleep(20_000)
+        }
+    }
+
+    /// The retained messages on `topic` (a filter), as a consumer that
+    /// subscribes now receives them at once: `mosquitto_sub --retained-only`,
+    /// which stops at the first fresh message or after `wait` seconds.
+    public static func retained(
+        host: String = "127.0.0.1", port: UInt16, topic: String, wait: Int = 2
+    ) throws -> [Message] {
+        let process = try TestProcess(
+            "mosquitto_sub",
+            [
+                "-h", host, "-p", String(port), "-F", format, "-t", topic, "-q", "1", "--retained-only", "-W",
+                String(wait),
+            ])
+        guard process.waitForExit(timeout: Double(wait) + 10) != nil else {
+            process.kill()
+            throw SocketClient.Failure("mosquitto_sub --retained-only did not exit: \(process.stderr())")
+        }
+        return parse(process.stdout())
+    }
+
+    /// The retain flag (0 or 1), the topic and the payload, one message a line.
+    public static let format = "%r %t %p"
+
+    /// `format`'s lines.
+    public static func parse(_ output: String) -> [Message] {
+        output.split(separator: "\n").compactMap { line -> Message? in
+            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0] == "0" || parts[0] == "1" else { return nil }
+            return Message(topic: String(parts[1]), payload: String(parts[2]), retained: parts[0] == "1")
         }
     }
 

@@ -73,12 +73,39 @@ struct MQTTForwarderTests {
         #expect(statusMessage.json?["online"] as? Bool == true)
         #expect(statusMessage.json?["_type"] as? String == "akloc-status")
 
-        // A clean stop says offline (retained) and leaves no will behind.
+        // A consumer that subscribes now, after the replay, gets the last
+        // position at once: it is retained.
+        let late = try MQTTSubscriber.retained(port: broker.port, topic: "owntracks/+/+")
+        #expect(MQTTTest.locations(late, topic: topic) == [accepted.last].compactMap { $0 })
+
+        // A clean stop says offline (retained) and leaves no will behind
+        // (the will is that same offline status: it would come twice).
         #expect(replay.daemon.terminate() == 0)
         let after = try subscriber.waitFor(timeout: 10, "the offline status") {
             $0.last { $0.topic == topic + "/akloc/status" }?.json?["online"] as? Bool == false
         }
-        #expect(!after.contains { $0.topic == topic && $0.json?["_type"] as? String == "lwt" })
+        usleep(500_000)
+        #expect(
+            subscriber.messages().filter { $0.topic == topic + "/akloc/status" && $0.json?["online"] as? Bool == false }
+                .count == 1, "\(after)")
+    }
+
+    @Test func retainNoPublishesPositionsUnretained() throws {
+        guard LiveReplay.requireTools() else { return }
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let replay = try LiveReplay(
+            log: "haicom-305N", cycle: nil, config: MQTTTest.config(port: broker.port, tid: "ca", extra: "retain = no"))
+        defer { replay.stop() }
+        _ = replay.fake.waitForExit(timeout: 60)
+        try MQTTTest.waitForReplayEnd(replay.daemon)
+        try MQTTTest.waitForStatus(replay.daemon, timeout: 20, "the queue to drain") {
+            $0["queued"] as? Int == 0 && ($0["published"] as? Int ?? 0) > 50
+        }
+        let late = try MQTTSubscriber.retained(port: broker.port, topic: "owntracks/#")
+        #expect(MQTTTest.locations(late, topic: topic).isEmpty)
+        // The status is retained whatever `retain` says: it is not a position.
+        #expect(late.contains { $0.topic == topic + "/akloc/status" && $0.json?["online"] as? Bool == true })
     }
 
     @Test func qos0PublishesEveryFixAndEmptiesTheQueue() throws {
@@ -116,11 +143,18 @@ struct MQTTForwarderTests {
         defer { daemon.stop() }
         try MQTTTest.waitForStatus(daemon, timeout: 20, "a connection") { $0["connected"] as? Bool == true }
         daemon.process.kill()
+        // The will is the retained status, offline: the broker publishes it
+        // when it loses the connection.
         let messages = try subscriber.waitFor(timeout: 20, "the will") {
-            $0.contains { $0.topic == topic && $0.json?["_type"] as? String == "lwt" }
+            $0.contains { $0.topic == topic + "/akloc/status" && $0.json?["online"] as? Bool == false }
         }
-        let will = try #require(messages.first { $0.topic == topic && $0.json?["_type"] as? String == "lwt" })
+        let will = try #require(messages.last { $0.topic == topic + "/akloc/status" })
+        #expect(will.json?["_type"] as? String == "akloc-status")
         #expect((will.json?["tst"] as? Int ?? 0) > 1_700_000_000)
+        // And it stays: a consumer that comes later reads offline at once.
+        let late = try MQTTSubscriber.retained(port: broker.port, topic: topic + "/akloc/status")
+        #expect(late.count == 1)
+        #expect(late.first?.json?["online"] as? Bool == false)
     }
 
     @Test func theForwarderKeepsItsOwnCadence() throws {
@@ -186,7 +220,8 @@ struct MQTTForwarderTests {
         let messages = try subscriber.waitFor(timeout: 30, "every accepted fix") {
             MQTTTest.withoutDuplicates(MQTTTest.locations($0, topic: topic)).unique.count >= accepted.count
         }
-        let (unique, duplicates) = MQTTTest.withoutDuplicates(MQTTTest.locations(messages, topic: topic))
+        let (unique, duplicates) = MQTTTest.withoutDuplicates(
+            MQTTTest.locations(messages, topic: topic, retained: false))
         #expect(unique == accepted, "every accepted fix, exactly in order")
         #expect(duplicates <= (mqtt["resent"] as? Int ?? 0), "duplicates only from resends")
         #expect(mqtt["published"] as? Int == accepted.count)

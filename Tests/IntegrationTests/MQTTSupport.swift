@@ -39,9 +39,15 @@ enum MQTTTest {
         }
     }
 
-    /// Location payloads on `topic`, in arrival order.
-    static func locations(_ messages: [MQTTSubscriber.Message], topic: String) -> [String] {
-        messages.filter { $0.topic == topic && $0.json?["_type"] as? String == "location" }.map(\.payload)
+    /// Location payloads on `topic`, in arrival order; with `retained`
+    /// false, only those delivered live (a subscriber that reconnects gets
+    /// the retained last position again, which is no resend of aklocd's).
+    static func locations(
+        _ messages: [MQTTSubscriber.Message], topic: String, retained: Bool = true
+    ) -> [String] {
+        messages.filter {
+            $0.topic == topic && (retained || !$0.retained) && $0.json?["_type"] as? String == "location"
+        }.map(\.payload)
     }
 
     /// `received` with repeats of an already-seen payload removed (QoS 1

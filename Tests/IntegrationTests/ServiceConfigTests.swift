@@ -71,6 +71,8 @@ extension ServiceTests {
             ("[socket]\nmode = 0888\n", 2, "[socket] mode"),
             ("[gpsd]\nport 2947\n", 2, "expected \"key = value\""),
             ("[gpsd\n", 1, "expected a section header"),
+            ("[mqtt]\nenable = yes\nhost = \n", 3, "[mqtt] host: expected one or more host[:port]"),
+            ("[mqtt]\nhost = n1:1883, n2:70000\n", 2, "[mqtt] host: expected one or more host[:port]"),
         ])
         func checkConfigRefusesABadFileNamingFileAndLine(text: String, line: Int, message: String) throws {
             let result = try checkConfig(text)
