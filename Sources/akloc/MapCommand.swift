@@ -19,7 +19,8 @@ struct MapCommand: Command {
         Serves the map on http://127.0.0.1:8947/ until interrupted: the track (of the last 24 h),
         saved places, and the current position with its accuracy circle, updated live. Nothing
         comes from the network: Leaflet is Debian's libjs-leaflet, the base layer is the country
-        outlines of data/borders.bin over a plain sea.
+        outlines of data/borders.bin over a plain sea, with the lakes, admin-1 lines and place
+        labels of data/basemap.json.
 
         Options:
           --listen ADDR:PORT     where to serve (default 127.0.0.1:8947; [::1]:PORT for IPv6; port 0
@@ -36,7 +37,7 @@ struct MapCommand: Command {
           --callout-template FILE  an HTML fragment for the callout; {{title}}, {{subtitle}}, {{image}},
                                  and per annotation {{time}} {{speed}} {{course}} {{accuracy}}
                                  {{placemark}} or {{name}} {{note}} {{distance}}, HTML-escaped
-          --data-dir DIR         where borders.bin is (default as aklocd's [geo] data-dir: PREFIX/share/akloc
+          --data-dir DIR         where borders.bin and basemap.json are (default as aklocd's [geo] data-dir: PREFIX/share/akloc
                                  of akloc's own PREFIX, then /usr/share/akloc)
           --leaflet-dir DIR      Leaflet's directory (default /usr/share/javascript/leaflet)
           --request-timeout S    a request head must arrive whole within S seconds (default 10);
@@ -162,14 +163,28 @@ struct MapCommand: Command {
             placeImages: images, theme: theme, tiles: tiles, calloutTemplate: template)
     }
 
-    /// The outlines, or an empty layer saying why (the map still works over the sea).
-    private func countries() -> JSONValue {
-        // As aklocd finds its [geo] data-dir: the first candidate that has the file.
+    /// `name` in the geo data directory, found as aklocd finds its [geo]
+    /// data-dir: the first candidate that has the file.
+    private func dataFile(_ name: String) -> String {
         let candidates = GeoDataDirectory.candidates(
             explicit: dataDirectory, executable: ProcessEnvironment.executablePath())
-        let path =
-            candidates.map { $0 + "/borders.bin" }.first { (try? FileSystem.status($0)) != nil }
-            ?? candidates[0] + "/borders.bin"
+        return candidates.map { $0 + "/" + name }.first { (try? FileSystem.status($0)) != nil }
+            ?? candidates[0] + "/" + name
+    }
+
+    /// The base layers (lakes, admin-1 lines, place labels), or none, saying why.
+    private func basemap() -> [UInt8] {
+        do {
+            return try MapData.basemap(path: dataFile("basemap.json"))
+        } catch {
+            Output.error("akloc map: \(error.message); drawing no lakes, admin-1 lines or place labels")
+            return MapData.emptyBasemap(error: error)
+        }
+    }
+
+    /// The outlines, or an empty layer saying why (the map still works over the sea).
+    private func countries() -> JSONValue {
+        let path = dataFile("borders.bin")
         do {
             return try MapData.countries(bordersPath: path)
         } catch {
@@ -203,7 +218,8 @@ struct MapCommand: Command {
             }
         }
         do {
-            try AtomicFile.write(page.snapshotHTML(data: .object(snapshot)), to: path, mode: 0o644)
+            try AtomicFile.write(
+                page.snapshotHTML(data: .object(snapshot), basemap: basemap()), to: path, mode: 0o644)
         } catch {
             throw .failure("cannot write \(path): \(error.message)")
         }
@@ -226,7 +242,7 @@ struct MapCommand: Command {
                     + "anyone who can connect sees this user's position and track")
         }
         let routes = MapRoutes(
-            page: page, countries: countries().jsonBytes,
+            page: page, countries: countries().jsonBytes, basemap: basemap(),
             data: MapData(socketPath: context.socketPath, since: since, placeImages: page.placeImageURLs(inline: false))
         )
         let box = ServerBox()

@@ -141,6 +141,39 @@ struct MapData: Sendable {
         return collection(features)
     }
 
+    /// The base layers below the outlines (data/basemap.json, made by
+    /// scripts/geodata/basemap.py): served as they are, after a check that
+    /// the file is one well-formed JSON object of that format, so a wrong or
+    /// damaged file is named at start rather than breaking the page.
+    static func basemap(path: String) throws(CLIError) -> [UInt8] {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileReader.read(path, limit: maxBasemapBytes)
+        } catch {
+            throw .failure("cannot read \(path): \(error.message) (see --data-dir)")
+        }
+        switch JSONValue.validate(bytes, maxDepth: 8) {
+        case .failure(let error):
+            throw .failure("\(path): not a base map: \(error)")
+        case .success(let outline):
+            guard outline.kind == .object, outline.firstKey == "format", outline.firstString == basemapFormat else {
+                throw .failure("\(path): not a base map: its first member is not \"format\": \"\(basemapFormat)\"")
+            }
+        }
+        return bytes
+    }
+
+    static let basemapFormat = "akloc-basemap"
+    /// The file is about 4 MiB; the limit keeps a wrong path (a disk image) from being read whole.
+    static let maxBasemapBytes = 64 << 20
+
+    /// A base map with no layers, saying why: the page notes it and draws the rest.
+    static func emptyBasemap(error: CLIError) -> [UInt8] {
+        JSONValue.object([
+            "format": .string(basemapFormat), "version": 1, "akloc": ["error": .string(error.message)],
+        ]).jsonBytes
+    }
+
     /// Douglas–Peucker with `tolerance` degrees, rounded to 1e-3 degrees
     /// (about 100 m); the ring stays closed (first point = last point).
     private static func thin(

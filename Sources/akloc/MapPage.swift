@@ -71,12 +71,7 @@ struct MapPage {
         if let tiles { object["tiles"] = .string(tiles) }
         if let calloutTemplate { object["calloutTemplate"] = .string(calloutTemplate) }
         if let snapshot { object["snapshot"] = snapshot }
-        // Inside <script>, "</script>" in a string would end the element: JSON allows \u003c for "<".
-        var bytes: [UInt8] = []
-        for byte in JSONValue.object(object).jsonBytes {
-            if byte == UInt8(ascii: "<") { bytes += Array("\\u003c".utf8) } else { bytes.append(byte) }
-        }
-        return bytes
+        return JSONValue.object(object).jsonBytes
     }
 
     private static func fill(styles: [UInt8], scripts: [UInt8]) -> [UInt8] {
@@ -87,7 +82,17 @@ struct MapPage {
     }
 
     private static func configScript(_ config: [UInt8]) -> [UInt8] {
-        Array("<script id=\"akloc-config\" type=\"application/json\">".utf8) + config + Array("</script>\n".utf8)
+        jsonScript(id: "akloc-config", config)
+    }
+
+    /// JSON in a script element: "<" as \u003c (JSON allows it), so no "</script>" in a string ends it.
+    private static func jsonScript(id: String, _ json: [UInt8]) -> [UInt8] {
+        var bytes = Array("<script id=\"\(id)\" type=\"application/json\">".utf8)
+        bytes.reserveCapacity(json.count + 64)
+        for byte in json {
+            if byte == UInt8(ascii: "<") { bytes += Array("\\u003c".utf8) } else { bytes.append(byte) }
+        }
+        return bytes + Array("</script>\n".utf8)
     }
 
     /// The page the server gives at `/`.
@@ -102,14 +107,17 @@ struct MapPage {
         return Self.fill(styles: styles, scripts: scripts)
     }
 
-    /// The self-contained file of `--output`; `data` holds the layers and the position.
-    func snapshotHTML(data: JSONValue) -> [UInt8] {
+    /// The self-contained file of `--output`; `data` holds the layers and the
+    /// position, `basemap` the base layers as /basemap.json serves them (a
+    /// script element of its own: it is already JSON, and large).
+    func snapshotHTML(data: JSONValue, basemap: [UInt8]) -> [UInt8] {
         let images: [String: JSONValue] = [
             "marker": .string(marker.dataURI), "pin": .string(pin.dataURI),
         ]
         let styles = Array("<style>\n".utf8) + leafletCSS + Self.mapCSS + Array("</style>\n".utf8)
         let scripts =
             Self.configScript(config(images: images, snapshot: data))
+            + Self.jsonScript(id: "akloc-basemap", basemap)
             + Array("<script>\n".utf8) + leafletJS + Array("\n</script>\n<script>\n".utf8) + Self.mapJS
             + Array("\n</script>\n".utf8)
         return Self.fill(styles: styles, scripts: scripts)

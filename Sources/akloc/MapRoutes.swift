@@ -8,7 +8,7 @@ struct MapRoutes: Sendable {
     private let files: [String: HTTPResponse]
     private let data: MapData
 
-    init(page: MapPage, countries: [UInt8], data: MapData) {
+    init(page: MapPage, countries: [UInt8], basemap: [UInt8], data: MapData) {
         self.data = data
         func file(_ type: String, _ body: [UInt8]) -> HTTPResponse {
             HTTPResponse(status: 200, contentType: type, body: body)
@@ -22,6 +22,7 @@ struct MapRoutes: Sendable {
             "/images/marker": file(page.marker.mimeType, page.marker.bytes),
             "/images/pin": file(page.pin.mimeType, page.pin.bytes),
             "/countries.geojson": file("application/geo+json", countries),
+            "/basemap.json": file("application/json", basemap),
         ]
         files["/index.html"] = files["/"]
         for (index, entry) in page.placeImages.enumerated() {

@@ -570,6 +570,73 @@ class MapPageTests(unittest.TestCase):
         self.assertAlmostEqual(centre_lon, lon + 0.0005, places=3)
         self.assertEqual(self.severe_console_entries(), [])
 
+    # MARK: the base map
+
+    def base_pixel(self, lat: float, lon: float):
+        """The RGB the base map's canvas (lakes, admin-1 lines) drew at a position, or None where it drew nothing."""
+        return self.driver.execute_script("""
+            const map = window.akloc.map, canvas = document.querySelector('.leaflet-akloc-base-pane canvas');
+            const point = map.latLngToContainerPoint([arguments[0], arguments[1]]);
+            const box = canvas.getBoundingClientRect(), frame = map.getContainer().getBoundingClientRect();
+            const x = Math.round((frame.left + point.x - box.left) * canvas.width / box.width);
+            const y = Math.round((frame.top + point.y - box.top) * canvas.height / box.height);
+            const [r, g, b, a] = canvas.getContext('2d').getImageData(x, y, 1, 1).data;
+            return a === 0 ? null : [r, g, b];""", lat, lon)
+
+    def set_view(self, lat: float, lon: float, zoom: int) -> None:
+        self.driver.execute_script(
+            "window.akloc.following = false; window.akloc.map.setView([arguments[0], arguments[1]], arguments[2],"
+            " {animate: false})", lat, lon, zoom)
+
+    def test_8_base_map_lakes_admin1_lines_and_place_labels(self) -> None:
+        self.driver.get_log("browser")
+        self.open_page(self.url)
+        status, body = self.get("/basemap.json")
+        self.assertEqual(status, 200)
+        served = json.loads(body)
+        with open(os.path.join(REPOSITORY, "data", "basemap.json"), encoding="utf-8") as file:
+            self.assertEqual(served, json.load(file))
+        drawn = self.driver.execute_script("return window.akloc.basemap")
+        self.assertEqual(drawn["admin1Lines"], len(served["admin1"]))
+        self.assertEqual(drawn["lakes"], len(served["lakes"]))
+        self.assertEqual(drawn["places"], len(served["places"]))
+
+        # Lake Champlain, by Burlington (Vermont): its water is drawn in the sea's colour over the land, and
+        # its island of Grand Isle is land; the towns around are labelled, the big ones first.
+        self.set_view(44.6, -73.25, 9)
+        sea = [185, 211, 230]
+        self.assertEqual(self.base_pixel(44.53, -73.33), sea)  # the broad lake west of Burlington
+        self.assertIsNone(self.base_pixel(44.72, -73.29))  # Grand Isle: a hole in the lake, land below
+        self.assertIsNone(self.base_pixel(44.26, -72.58))  # Montpelier: no lake there
+        labels = self.wait("window.akloc.basemap.labels.length > 0 && window.akloc.basemap.labels")
+        self.assertIn("Burlington", labels)
+        self.assertIn("Plattsburgh", labels)
+        elements = self.driver.find_elements(By.CSS_SELECTOR, ".akloc-label")
+        self.assertEqual([element.text for element in elements], labels)
+        # No two labels overlap.
+        boxes = [element.rect for element in elements]
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                self.assertFalse(a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"] and
+                                 a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"], (a, b))
+        # The admin-1 lines from zoom 4 on (the Vermont–New Hampshire line), none at zoom 3.
+        self.assertTrue(self.driver.execute_script("return window.akloc.map.hasLayer(window.akloc.admin1)"))
+        self.set_view(44.6, -73.25, 3)
+        self.assertFalse(self.driver.execute_script("return window.akloc.map.hasLayer(window.akloc.admin1)"))
+        labels = self.driver.execute_script("return window.akloc.basemap.labels")
+        self.assertNotIn("Burlington", labels)  # a town of 40 000 is not labelled on a continent
+        self.assertIn("New York City", labels)
+
+        # At street zoom the map is not one flat colour: Enkhuizen and its neighbours on the IJsselmeer.
+        self.set_view(52.70, 5.27, 12)
+        labels = self.driver.execute_script("return window.akloc.basemap.labels")
+        self.assertIn("Enkhuizen", labels)
+        self.assertEqual(self.base_pixel(52.72, 5.35), sea)  # the Markermeer, east of the town
+        self.screenshot("street.png")
+        self.set_view(52.6, 5.1, 10)
+        self.screenshot("basemap.png")
+        self.assertEqual(self.severe_console_entries(), [])
+
 
 if __name__ == "__main__":
     unittest.main()

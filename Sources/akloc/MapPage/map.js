@@ -1,7 +1,8 @@
 // akloc map: the position, the track and saved places on Leaflet, with
 // callouts drawn as MapViewPlus draws them (DESIGN §11). The live page gets
 // its data from the CLI's server (/track.geojson, /places.geojson,
-// /countries.geojson, /events); a snapshot has it all inlined in the config.
+// /countries.geojson, /basemap.json, /events); a snapshot has it all inlined
+// (the base map in a script element of its own).
 (function () {
   "use strict";
 
@@ -31,10 +32,19 @@
   state.map = map;
   window.akloc = state;  // the browser tests read what the page drew
 
-  // Base layer: country outlines over a plain sea; a tile layer only when asked.
+  // Base layer: country outlines over a plain sea, then lakes, admin-1 lines and place labels
+  // (data/basemap.json); a tile layer only when asked, and then it is the base map.
   if (config.tiles) L.tileLayer(config.tiles, { maxZoom: MAX_ZOOM }).addTo(map);
+  // Panes, bottom up: tiles (200), land (300), lakes and admin-1 lines (350), the track and circles (400),
+  // labels (450), markers (600), the callout (700).
+  map.createPane("akloc-land").style.zIndex = 300;
+  map.createPane("akloc-base").style.zIndex = 350;
+  map.createPane("akloc-labels").style.zIndex = 450;
+  map.getPane("akloc-base").style.pointerEvents = "none";
+  map.getPane("akloc-labels").style.pointerEvents = "none";
   const countries = L.geoJSON(null, {
-    interactive: false, style: { className: "akloc-country", weight: 0.6, fillOpacity: config.tiles ? 0 : 1 },
+    pane: "akloc-land", interactive: false,
+    style: { className: "akloc-country", weight: 0.6, fillOpacity: config.tiles ? 0 : 1 },
   }).addTo(map);
   const track = L.polyline([], { className: "akloc-track", weight: 3, smoothFactor: 0, noClip: true, interactive: false })
     .addTo(map);
@@ -76,6 +86,94 @@
     if (snapshot) return Promise.resolve(inline);
     return fetch(path, { cache: "no-store" }).then((response) => response.json());
   }
+
+  // MARK: Base map
+
+  // Admin-1 lines from this zoom on (below it they crowd the country borders); labels per zoom, most
+  // populous first, by population in thousands: a city of a million from zoom 4, every town of 5000 from 10.
+  const ADMIN1_MIN_ZOOM = 4;
+  const LABEL_MIN_THOUSANDS = [5000, 5000, 5000, 2000, 1000, 300, 100, 40, 20, 10];
+  const MAX_LABELS = 150;
+  const base = { admin1: null, lakes: null, places: [], labels: L.layerGroup([], { pane: "akloc-labels" }) };
+  state.basemap = { admin1Lines: 0, lakes: 0, places: 0, labels: [] };
+
+  function cssColour(name) {
+    return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  }
+
+  // [x0, y0, dx1, dy1, …] in 1/scale degree (scripts/geodata/basemap.py) as Leaflet positions.
+  function decodeLine(flat, scale) {
+    const line = [];
+    let x = 0, y = 0;
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      x += flat[i];
+      y += flat[i + 1];
+      const position = latLng(y / scale, x / scale);
+      if (position) line.push(position);
+    }
+    return line;
+  }
+
+  function showBasemap(document_) {
+    if (!document_ || document_.format !== "akloc-basemap" || document_.version !== 1) {
+      note("base map: " + (document_ && document_.akloc && document_.akloc.error || "not an akloc base map"));
+      return;
+    }
+    layerError("base map", document_);
+    if (config.tiles) return;  // the tiles are the base map
+    const scale = document_.scale, renderer = L.canvas({ pane: "akloc-base", padding: 0.5 });
+    const lines = (document_.admin1 || []).filter(Array.isArray).map((flat) => decodeLine(flat, scale))
+      .filter((line) => line.length > 1);
+    const lakes = (document_.lakes || []).filter(Array.isArray)
+      .map((rings) => rings.filter(Array.isArray).map((flat) => decodeLine(flat, scale)).filter((ring) => ring.length > 2))
+      .filter((rings) => rings.length > 0);
+    base.lakes = L.polygon(lakes, {
+      renderer: renderer, interactive: false, weight: 0.6, color: cssColour("--border"),
+      fillColor: cssColour("--sea"), fillOpacity: 1, smoothFactor: 1,
+    }).addTo(map);
+    base.admin1 = L.polyline(lines, {
+      renderer: renderer, interactive: false, weight: 0.8, color: cssColour("--admin1"), dashArray: "4 3", smoothFactor: 1,
+    });
+    const placeScale = document_.placeScale;
+    base.places = (document_.places || []).filter((row) => Array.isArray(row) && typeof row[3] === "string")
+      .map((row) => ({ position: latLng(row[1] / placeScale, row[0] / placeScale), thousands: row[2], name: row[3] }))
+      .filter((place) => place.position && typeof place.thousands === "number");
+    base.labels.addTo(map);
+    state.admin1 = base.admin1;
+    state.basemap = { admin1Lines: lines.length, lakes: lakes.length, places: base.places.length, labels: [] };
+    updateBasemap();
+  }
+
+  // The labels that fit: most populous first, none overlapping another, at most MAX_LABELS.
+  function updateBasemap() {
+    if (!base.lakes) return;
+    const zoom = map.getZoom();
+    if (zoom >= ADMIN1_MIN_ZOOM) base.admin1.addTo(map); else base.admin1.remove();
+    const minimum = zoom < LABEL_MIN_THOUSANDS.length ? LABEL_MIN_THOUSANDS[Math.max(0, Math.floor(zoom))] : 0;
+    const bounds = map.getBounds(), size = map.getSize(), taken = [], names = [];
+    base.labels.clearLayers();
+    for (const place of base.places) {
+      if (taken.length >= MAX_LABELS) break;
+      if (place.thousands < minimum || !bounds.contains(place.position)) continue;
+      const point = map.latLngToContainerPoint(place.position);
+      const major = place.thousands >= 1000;
+      const box = { left: point.x - 4, top: point.y - 9, right: point.x + 10 + place.name.length * (major ? 7.5 : 6.5), bottom: point.y + 9 };
+      if (box.right > size.x || box.top < 0 || box.bottom > size.y) continue;
+      if (taken.some((b) => b.left < box.right && box.left < b.right && b.top < box.bottom && box.top < b.bottom)) continue;
+      taken.push(box);
+      names.push(place.name);
+      L.marker(place.position, {
+        pane: "akloc-labels", interactive: false, keyboard: false,
+        icon: L.divIcon({
+          className: "akloc-label" + (major ? " akloc-label-major" : ""), iconSize: null, iconAnchor: [3, 8],
+          html: '<span class="akloc-label-dot"></span>' + escapeHTML(place.name),
+        }),
+      }).addTo(base.labels);
+    }
+    state.basemap.labels = names;
+  }
+
+  map.on("zoomend moveend", updateBasemap);
 
   // MARK: Layers
 
@@ -341,8 +439,14 @@
     element.title = status.reason || "";
   }
 
+  function inlineBasemap() {
+    const element = document.getElementById("akloc-basemap");
+    return element ? JSON.parse(element.textContent) : null;
+  }
+
   const loads = [
     load("/countries.geojson", snapshot && snapshot.countries).then(showCountries),
+    load("/basemap.json", snapshot && inlineBasemap()).then(showBasemap),
     load("/track.geojson", snapshot && snapshot.track).then(showTrack),
     load("/places.geojson", snapshot && snapshot.places).then(showPlaces),
   ];
