@@ -37,7 +37,9 @@ DEB_BUILD_PACKAGES := build-essential scdoc debhelper dpkg-dev pkgconf lintian m
 
 # `akloc map` serves Debian's Leaflet; its browser tests (make test-map) drive
 # real headless Chromium through chromedriver with Debian's Selenium.
-MAP_PACKAGES := libjs-leaflet chromium chromium-driver python3-selenium
+# It reads MBTiles files (--tiles FILE.mbtiles) through SQLite (libsqlite3-dev; the
+# .deb depends on libsqlite3-0 through shlibs).
+MAP_PACKAGES := libjs-leaflet chromium chromium-driver python3-selenium libsqlite3-dev
 
 # Every Debian package the project uses: libraries to build against, and the
 # real gpsd, gpsfake, gpspipe and systemd tools the tests drive. The MQTT

@@ -23,6 +23,8 @@ let package = Package(
         .systemLibrary(name: "CSystemd"),
         // Header only: AklocMQTT loads libmosquitto with dlopen when [mqtt] is on.
         .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // SQLite 3 (libsqlite3-dev, make deps), for the MBTiles files of `akloc map --tiles`; only the CLI links it.
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // What Glibc's module does not export without _GNU_SOURCE; only AklocPosix imports it.
         .systemLibrary(name: "CPosix"),
         // Pure Swift, but `rounded()` and friends need libm at link time.
@@ -110,7 +112,9 @@ let package = Package(
             ]),
         .executableTarget(
             name: "akloc",
-            dependencies: ["AklocCore", "AklocGeo", "AklocHTTP", "AklocJSON", "AklocPosix", "AklocProtocol"],
+            dependencies: [
+                "AklocCore", "AklocGeo", "AklocHTTP", "AklocJSON", "AklocPosix", "AklocProtocol", "CSQLite",
+            ],
             // The map page's files, compiled into the binary (docs/map.md).
             resources: [
                 .embedInCode("MapPage/index.html"), .embedInCode("MapPage/map.js"), .embedInCode("MapPage/map.css"),
@@ -139,7 +143,8 @@ let package = Package(
         .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore"]),
         .testTarget(name: "AklocJSONTests", dependencies: ["AklocJSON"]),
         // `akloc`'s own parts (the map server's parser and options).
-        .testTarget(name: "AklocCLITests", dependencies: ["akloc"]),
+        // CSQLite: the tests write the MBTiles files they open.
+        .testTarget(name: "AklocCLITests", dependencies: ["akloc", "CSQLite"]),
         .testTarget(name: "AklocProtocolTests", dependencies: ["AklocJSON", "AklocProtocol", "AklocTestSupport"]),
         .testTarget(name: "AklocGPSDTests", dependencies: ["AklocGPSD", "AklocTestSupport"]),
         .testTarget(name: "AklocPosixTests", dependencies: ["AklocPosix", "AklocTestSupport"]),

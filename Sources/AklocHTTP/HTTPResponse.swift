@@ -26,7 +26,7 @@ public struct HTTPResponse: Equatable, Sendable {
     }
 
     public static let reasons: [Int: String] = [
-        200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+        200: "OK", 204: "No Content", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
         408: "Request Timeout", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
         502: "Bad Gateway", 503: "Service Unavailable", 505: "HTTP Version Not Supported",
     ]

@@ -12,7 +12,7 @@ struct MapCommand: Command {
     static let name = "map"
     static let abstract = "Serve a live map page (or write a snapshot) of the position, track and places"
     static let usage =
-        "map [--listen ADDR:PORT] [--output FILE.html] [--open] [--since WHEN] [--tiles URL-TEMPLATE] "
+        "map [--listen ADDR:PORT] [--output FILE.html] [--open] [--since WHEN] [--tiles URL-TEMPLATE|FILE.mbtiles] "
         + "[--marker-image PATH] [--place-image NAME=PATH]… [--theme light|dark|auto] [--callout-template FILE] "
         + "[--data-dir DIR] [--leaflet-dir DIR] [--request-timeout S]"
     static let details = """
@@ -31,6 +31,7 @@ struct MapCommand: Command {
           --since WHEN           the track's start (default 24h): a duration back from now (90m, 2h,
                                  3d, 45s, 1w), an ISO 8601 date or time, or epoch seconds
           --tiles URL-TEMPLATE   add a tile layer, e.g. http://tiles.local/{z}/{x}/{y}.png
+          --tiles FILE.mbtiles   serve the raster tiles (PNG, JPEG, WebP) of a local MBTiles file, offline
           --marker-image PATH    the position's image (PNG or SVG; default an arrow turned to the course)
           --place-image NAME=PATH  the image of saved place NAME (PNG or SVG; repeatable; default a pin)
           --theme light|dark|auto  colours (default auto: the browser's prefers-color-scheme)
@@ -114,17 +115,27 @@ struct MapCommand: Command {
         guard ["light", "dark", "auto"].contains(theme) else {
             throw .usage("--theme is light, dark or auto, not '\(theme)'")
         }
-        if let tiles {
+        if let tiles, Self.isURL(tiles) {
             guard Self.origin(of: tiles) != nil, tiles.contains("{z}"), tiles.contains("{x}"), tiles.contains("{y}")
             else {
                 throw .usage("--tiles needs an http(s) URL template with {z}, {x} and {y}, not '\(tiles)'")
             }
         }
+        if let tiles, tiles.isEmpty { throw .usage("--tiles needs a URL template or an MBTiles FILE") }
         if let output, output.isEmpty { throw .usage("--output needs a FILE") }
         if output != nil, open || listenNamed {
             throw .usage("--output writes a file: --open and --listen do not apply")
         }
         if !listen.isLoopback, !listenNamed { throw .usage("a non-loopback address must be named with --listen") }
+    }
+
+    /// Whether `--tiles` names a tile server (else it names an MBTiles file).
+    static func isURL(_ tiles: String) -> Bool { tiles.contains("://") }
+
+    /// `--tiles FILE.mbtiles`, opened and checked; nil for a tile server's URL.
+    private func mbtiles() throws(CLIError) -> MBTiles? {
+        guard let tiles, !Self.isURL(tiles) else { return nil }
+        return try MBTiles.open(tiles)
     }
 
     /// `scheme://host[:port]` of an http(s) URL, for the page's image sources.
@@ -138,7 +149,7 @@ struct MapCommand: Command {
         return nil
     }
 
-    private func page() throws(CLIError) -> MapPage {
+    private func page(mbtiles: MBTiles?) throws(CLIError) -> MapPage {
         let leaflet = try MapPage.loadLeaflet(from: leafletDirectory)
         let marker = try markerImage.map { path throws(CLIError) in
             try MapPage.Image.load(path, option: "--marker-image")
@@ -160,7 +171,9 @@ struct MapCommand: Command {
             marker: marker ?? MapPage.Image(mimeType: "image/svg+xml", bytes: PackageResources.arrow_svg),
             rotateMarker: marker == nil,
             pin: MapPage.Image(mimeType: "image/svg+xml", bytes: PackageResources.pin_svg),
-            placeImages: images, theme: theme, tiles: tiles, calloutTemplate: template)
+            placeImages: images, theme: theme,
+            tiles: mbtiles.map(MapPage.TileLayer.init(serving:)) ?? tiles.map(MapPage.TileLayer.init(url:)),
+            calloutTemplate: template)
     }
 
     /// `name` in the geo data directory, found as aklocd finds its [geo]
@@ -194,9 +207,17 @@ struct MapCommand: Command {
     }
 
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
-        let page = try page()
-        if let output { return try writeSnapshot(page, to: output, context) }
-        return try serve(page, context)
+        let mbtiles = try mbtiles()
+        var page = try page(mbtiles: mbtiles)
+        if let output {
+            if let mbtiles {
+                // A snapshot is one file: the tileset stays where it is, and the base map is drawn instead.
+                Output.error("akloc map: the snapshot leaves out the tiles of \(mbtiles.path); it has the base map")
+                page.tiles = nil
+            }
+            return try writeSnapshot(page, to: output, context)
+        }
+        return try serve(page, mbtiles: mbtiles, context)
     }
 
     private func writeSnapshot(_ page: MapPage, to path: String, _ context: CommandContext) throws(CLIError) -> Int32 {
@@ -227,7 +248,7 @@ struct MapCommand: Command {
         return ExitCode.ok
     }
 
-    private func serve(_ page: MapPage, _ context: CommandContext) throws(CLIError) -> Int32 {
+    private func serve(_ page: MapPage, mbtiles: MBTiles?, _ context: CommandContext) throws(CLIError) -> Int32 {
         let listener: TCPListener
         do {
             listener = try TCPListener.listen(on: listen)
@@ -242,7 +263,7 @@ struct MapCommand: Command {
                     + "anyone who can connect sees this user's position and track")
         }
         let routes = MapRoutes(
-            page: page, countries: countries().jsonBytes, basemap: basemap(),
+            page: page, countries: countries().jsonBytes, basemap: basemap(), tiles: mbtiles,
             data: MapData(socketPath: context.socketPath, since: since, placeImages: page.placeImageURLs(inline: false))
         )
         let box = ServerBox()

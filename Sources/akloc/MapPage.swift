@@ -30,6 +30,27 @@ struct MapPage {
         }
     }
 
+    /// The page's tile layer: a tile server's URL template, or the server's
+    /// own /tiles/ route for an MBTiles file, with what its metadata says.
+    struct TileLayer {
+        var url: String
+        var options: [String: JSONValue] = [:]
+
+        init(url: String) { self.url = url }
+
+        init(serving mbtiles: MBTiles) {
+            let metadata = mbtiles.metadata
+            url = MapRoutes.tilePrefix + "{z}/{x}/{y}"
+            // Past maxzoom Leaflet scales up the deepest tiles rather than asking for ones the file has not.
+            options = ["minNativeZoom": .int(Int64(metadata.minZoom)), "maxNativeZoom": .int(Int64(metadata.maxZoom))]
+            if let bounds = metadata.bounds {
+                options["bounds"] = [
+                    [.double(bounds[1]), .double(bounds[0])], [.double(bounds[3]), .double(bounds[2])],
+                ]
+            }
+        }
+    }
+
     static let defaultLeafletDirectory = "/usr/share/javascript/leaflet"
 
     var leafletJS: [UInt8]
@@ -41,7 +62,7 @@ struct MapPage {
     /// Place name → its image (`--place-image`), in the order given.
     var placeImages: [(name: String, image: Image)]
     var theme: String
-    var tiles: String?
+    var tiles: TileLayer?
     var calloutTemplate: String?
 
     static var mapJS: [UInt8] { PackageResources.map_js }
@@ -68,7 +89,10 @@ struct MapPage {
         var object: [String: JSONValue] = [
             "theme": .string(theme), "images": .object(images), "rotateMarker": .bool(rotateMarker),
         ]
-        if let tiles { object["tiles"] = .string(tiles) }
+        if let tiles {
+            object["tiles"] = .string(tiles.url)
+            if !tiles.options.isEmpty { object["tileOptions"] = .object(tiles.options) }
+        }
         if let calloutTemplate { object["calloutTemplate"] = .string(calloutTemplate) }
         if let snapshot { object["snapshot"] = snapshot }
         return JSONValue.object(object).jsonBytes

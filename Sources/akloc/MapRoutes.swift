@@ -7,9 +7,13 @@ import AklocJSON
 struct MapRoutes: Sendable {
     private let files: [String: HTTPResponse]
     private let data: MapData
+    private let tiles: MBTiles?
+    /// Where the tiles of `--tiles FILE.mbtiles` are: `/tiles/Z/X/Y`, rows from the north (XYZ).
+    static let tilePrefix = "/tiles/"
 
-    init(page: MapPage, countries: [UInt8], basemap: [UInt8], data: MapData) {
+    init(page: MapPage, countries: [UInt8], basemap: [UInt8], tiles: MBTiles? = nil, data: MapData) {
         self.data = data
+        self.tiles = tiles
         func file(_ type: String, _ body: [UInt8]) -> HTTPResponse {
             HTTPResponse(status: 200, contentType: type, body: body)
         }
@@ -39,6 +43,13 @@ struct MapRoutes: Sendable {
             return .response(.error(403, "Host must be an IP address or localhost"))
         }
         if let file = files[head.path] { return .response(file) }
+        if let tiles, head.path.hasPrefix(Self.tilePrefix) {
+            guard let (zoom, column, row) = Self.tileAddress(head.path) else {
+                return .response(.error(404, "no such tile"))
+            }
+            // SQLite reads off the server's queue, as aklocd's answers are.
+            return .deferred { complete in complete(Self.tile(tiles, zoom: zoom, column: column, row: row)) }
+        }
         let data = self.data
         switch head.path {
         case "/events": return .eventStream
@@ -49,6 +60,33 @@ struct MapRoutes: Sendable {
             return .deferred { complete in complete(Self.geoJSON(data.places())) }
         default:
             return .response(.error(404, "no such page"))
+        }
+    }
+
+    /// `/tiles/Z/X/Y` as numbers on the map (decimal digits only), or nil.
+    static func tileAddress(_ path: String) -> (zoom: Int, column: Int, row: Int)? {
+        guard path.hasPrefix(tilePrefix) else { return nil }
+        let parts = path.dropFirst(tilePrefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3,
+            parts.allSatisfy({ !$0.isEmpty && $0.count <= 10 && $0.allSatisfy { ("0"..."9").contains($0) } })
+        else { return nil }
+        let numbers = parts.compactMap { Int($0) }
+        guard numbers.count == 3, MBTiles.isValid(zoom: numbers[0], column: numbers[1], row: numbers[2]) else {
+            return nil
+        }
+        return (numbers[0], numbers[1], numbers[2])
+    }
+
+    /// A tile, or 204 where the file has none: an empty answer is no error
+    /// (a tileset of one region has no tiles elsewhere), and Leaflet leaves the square blank.
+    private static func tile(_ tiles: MBTiles, zoom: Int, column: Int, row: Int) -> HTTPResponse {
+        do throws(CLIError) {
+            guard let bytes = try tiles.tile(zoom: zoom, column: column, row: row) else {
+                return HTTPResponse(status: 204, contentType: tiles.metadata.mimeType, body: [])
+            }
+            return HTTPResponse(status: 200, contentType: tiles.metadata.mimeType, body: bytes)
+        } catch {
+            return .error(500, error.message)
         }
     }
 

@@ -1,5 +1,5 @@
-import Foundation
 import AklocJSON
+import Foundation
 import Testing
 
 @testable import akloc

@@ -7,6 +7,7 @@ No network: Chromium gets a dead proxy and a resolver that knows no names, so
 anything the page tried to fetch from outside would fail (and log an error)."""
 
 import json
+import math
 import os
 import re
 import shutil
@@ -310,7 +311,8 @@ class MapPageTests(unittest.TestCase):
             "return [document.querySelector('.akloc-callout-subtitle').textContent,"
             " document.querySelector('.akloc-callout-title').textContent, window.akloc.location, window.akloc.placemark]")
         self.assertIn("%.1f km/h" % (location["speed"] * 3.6), subtitle)
-        self.assertIn("%d°" % round(location["course"]), subtitle)
+        # JavaScript's Math.round takes halves up (76.5 → 77); Python's round takes them to even.
+        self.assertIn("%d°" % math.floor(location["course"] + 0.5), subtitle)
         if "horizontalAccuracy" in location:
             self.assertIn("±%d m" % round(location["horizontalAccuracy"]), subtitle)
         else:
@@ -636,6 +638,96 @@ class MapPageTests(unittest.TestCase):
         self.set_view(52.6, 5.1, 10)
         self.screenshot("basemap.png")
         self.assertEqual(self.severe_console_entries(), [])
+
+    # MARK: --tiles FILE.mbtiles
+
+    def test_9_tiles_from_an_mbtiles_file(self) -> None:
+        """An MBTiles file written here with Python's sqlite3 (MBTiles 1.3: metadata and tiles, rows from the
+        south): akloc map serves its tiles at /tiles/Z/X/Y (rows from the north), and the page draws them."""
+        import sqlite3
+        path = os.path.join(self.directory, "region.mbtiles")
+        colours = {}
+        with sqlite3.connect(path) as database:
+            database.executescript(
+                "CREATE TABLE metadata (name text, value text);"
+                "CREATE TABLE tiles (zoom_level integer, tile_column integer, tile_row integer, tile_data blob);"
+                "CREATE UNIQUE INDEX tile_index ON tiles (zoom_level, tile_column, tile_row);")
+            database.executemany("INSERT INTO metadata VALUES (?, ?)", [
+                ("name", "test region"), ("format", "png"), ("minzoom", "0"), ("maxzoom", "3")])
+            for z in range(4):
+                for x in range(2 ** z):
+                    for y in range(2 ** z):
+                        rgb = (40 * z + 10, (x * 37) % 256, (y * 53) % 256)
+                        colours[(z, x, y)] = rgb
+                        database.execute("INSERT INTO tiles VALUES (?, ?, ?, ?)",
+                                         (z, x, 2 ** z - 1 - y, png(256, 256, rgb)))
+        database.close()
+        log = open(os.path.join(self.directory, "tiles.log"), "w+b")
+        self.addCleanup(log.close)
+        server = subprocess.Popen(
+            [self.akloc, "--socket", self.replay.socket, "map", "--listen", "127.0.0.1:0", "--tiles", path,
+             "--data-dir", os.path.join(REPOSITORY, "data"), "--since", "0"],
+            stdout=subprocess.PIPE, stderr=log, start_new_session=True)
+        self.addCleanup(lambda: _kill_group(server))
+        self.addCleanup(server.stdout.close)
+        url = server.stdout.readline().decode().strip()
+        self.assertTrue(url.startswith("http://"), url)
+
+        # The route flips rows: XYZ row 0 at zoom 1 is the file's TMS row 1.
+        with urllib.request.urlopen(url + "tiles/1/0/0", timeout=10) as response:
+            self.assertEqual(response.headers["Content-Type"], "image/png")
+            self.assertEqual(response.read(), png(256, 256, colours[(1, 0, 0)]))
+        with urllib.request.urlopen(url + "tiles/3/5/6", timeout=10) as response:
+            self.assertEqual(response.read(), png(256, 256, colours[(3, 5, 6)]))
+
+        self.driver.get_log("browser")
+        self.open_page(url)
+        self.driver.execute_script("window.akloc.following = false; window.akloc.map.setView([20, 0], 2, {animate: false})")
+        self.wait("window.akloc.tiles.loaded >= 16", message="the tiles of zoom 2 drawn")
+        tiles = self.driver.find_elements(By.CSS_SELECTOR, "img.leaflet-tile-loaded")
+        sources = sorted({re.sub(r"^https?://[^/]+", "", tile.get_attribute("src")) for tile in tiles})
+        self.assertIn("/tiles/2/0/0", sources)
+        self.assertIn("/tiles/2/3/2", sources)
+        self.assertTrue(all(self.image_width(tile) == 256 for tile in tiles))
+        # What is on screen is the tile's colour: the pixel at (lat 60, lon -150) is in tile 2/0/0 (north-west).
+        pixel = self.driver.execute_script("""
+            const image = [...document.querySelectorAll('img.leaflet-tile-loaded')]
+                .find((tile) => tile.src.endsWith('/tiles/2/0/0'));
+            const canvas = document.createElement('canvas');
+            canvas.width = canvas.height = 1;
+            canvas.getContext('2d').drawImage(image, 128, 128, 1, 1, 0, 0, 1, 1);
+            return [...canvas.getContext('2d').getImageData(0, 0, 1, 1).data].slice(0, 3);""")
+        self.assertEqual(pixel, list(colours[(2, 0, 0)]))
+        # The outlines stay, unfilled, over the tiles; the base map's own layers give way to them.
+        self.assertEqual(self.driver.execute_script("return window.akloc.basemap.lakes"), 0)
+        # Past the file's maxzoom the deepest tiles are scaled up, not asked for.
+        self.driver.execute_script("window.akloc.map.setView([20, 0], 5, {animate: false})")
+        self.wait("document.querySelectorAll('img.leaflet-tile-loaded').length > 0")
+        self.assertFalse(any("/tiles/5/" in tile.get_attribute("src") for tile in
+                             self.driver.find_elements(By.CSS_SELECTOR, "img.leaflet-tile")))
+        self.screenshot("mbtiles.png")
+        self.assertEqual(self.severe_console_entries(), [])
+
+        # Bad files: akloc map refuses them at start, naming the file and the problem.
+        garbage = os.path.join(self.directory, "garbage.mbtiles")
+        with open(garbage, "wb") as file:
+            file.write(b"this is not a database" * 10)
+        no_tiles = os.path.join(self.directory, "no-tiles.mbtiles")
+        with sqlite3.connect(no_tiles) as database:
+            database.execute("CREATE TABLE metadata (name text, value text)")
+        database.close()
+        vector = os.path.join(self.directory, "vector.mbtiles")
+        shutil.copy(path, vector)
+        with sqlite3.connect(vector) as database:
+            database.execute("UPDATE metadata SET value = 'pbf' WHERE name = 'format'")
+        database.close()
+        for bad, problem in ((garbage, "not an SQLite database"), (no_tiles, "it has no tiles table"),
+                             (vector, "vector tiles"), (os.path.join(self.directory, "absent.mbtiles"), "no such file")):
+            result = subprocess.run([self.akloc, "--socket", self.replay.socket, "map", "--listen", "127.0.0.1:0",
+                                     "--tiles", bad], capture_output=True, timeout=30)
+            self.assertNotEqual(result.returncode, 0)
+            self.assertIn(("--tiles %s: " % bad).encode(), result.stderr)
+            self.assertIn(problem.encode(), result.stderr)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,14 @@
 
   // Base layer: country outlines over a plain sea, then lakes, admin-1 lines and place labels
   // (data/basemap.json); a tile layer only when asked, and then it is the base map.
-  if (config.tiles) L.tileLayer(config.tiles, { maxZoom: MAX_ZOOM }).addTo(map);
+  // An MBTiles file's layer (served at /tiles/) comes with its zooms and bounds (tileOptions).
+  if (config.tiles) {
+    state.tiles = { loaded: 0, failed: 0 };
+    state.tileLayer = L.tileLayer(config.tiles, Object.assign({ maxZoom: MAX_ZOOM }, config.tileOptions || {}))
+      .on("tileload", () => { state.tiles.loaded += 1; })
+      .on("tileerror", () => { state.tiles.failed += 1; })
+      .addTo(map);
+  }
   // Panes, bottom up: tiles (200), land (300), lakes and admin-1 lines (350), the track and circles (400),
   // labels (450), markers (600), the callout (700).
   map.createPane("akloc-land").style.zIndex = 300;
