@@ -64,6 +64,12 @@ extension ConfigParser.State {
         case "max-age":
             configuration.mqtt.limits.maxAge = try field.real(
                 minimum: 0, exclusive: true, expected: "a number of seconds > 0")
+        case "commands":
+            configuration.mqtt.commands = try field.commands()
+        case "places-owner":
+            configuration.mqtt.placesOwner = UInt32(
+                try field.integer(
+                    in: 0...4_294_967_294, expected: "a uid (0-4294967294) whose places setWaypoints sets"))
         default:
             throw unknownKey(field)
         }
@@ -135,6 +141,23 @@ extension ConfigParser.Field {
             nodes.append(node)
         }
         return nodes
+    }
+
+    /// OwnTracks command names, separated by commas or spaces; each one
+    /// akloc carries out (docs/mqtt.md, "Commands").
+    func commands() throws(ConfigError) -> Set<OwnTracksCommand.Action> {
+        let names = value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" })
+        var actions: Set<OwnTracksCommand.Action> = []
+        for name in names {
+            guard let action = OwnTracksCommand.Action(rawValue: String(name)) else {
+                let known = OwnTracksCommand.Action.allCases.map(\.rawValue).sorted().joined(separator: ", ")
+                throw ConfigError(
+                    .badValue, path: path, line: line, section: section, key: key,
+                    message: "unknown command \"\(name)\": expected any of \(known), separated by commas")
+            }
+            actions.insert(action)
+        }
+        return actions
     }
 
     /// One level of an MQTT topic: no `/`, wildcards or spaces.

@@ -14,6 +14,12 @@ public protocol LocationForwarder: AnyObject {
     /// A region entry or exit of the forwarder's monitor.
     func publishTransition(
         _ event: OwnTracksPayload.TransitionEvent, waypoint: OwnTracksPayload.Waypoint, location: Location)
+    /// A fix published past the throttle, with its OwnTracks trigger.
+    func accept(_ location: Location, trigger: OwnTracksPayload.Trigger)
+    /// Where messages on `<topic>/cmd` go.
+    func handleCommands(_ handler: @escaping ([UInt8]) -> Void)
+    /// The answer to `dump`.
+    func publishDump(_ payload: [UInt8])
 }
 
 extension LocationForwarder {
@@ -22,8 +28,12 @@ extension LocationForwarder {
     public func publishTransition(
         _ event: OwnTracksPayload.TransitionEvent, waypoint: OwnTracksPayload.Waypoint, location: Location
     ) {}
+    public func accept(_ location: Location, trigger: OwnTracksPayload.Trigger) { accept(location) }
+    public func handleCommands(_ handler: @escaping ([UInt8]) -> Void) {}
+    public func publishDump(_ payload: [UInt8]) {}
 }
 
 extension MQTTForwarder: LocationForwarder {
+    public func handleCommands(_ handler: @escaping ([UInt8]) -> Void) { onCommand = handler }
     public func accept(_ location: Location) { accept(location, trigger: .timer) }
 }

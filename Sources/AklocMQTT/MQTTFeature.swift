@@ -23,6 +23,12 @@ public final class MQTTFeature: Feature {
     private var epochs = EpochSubscription()
     private var monitor = RegionMonitor()
     private var placesByName: [String: SavedPlace] = [:]
+    private var sharedPlaces: [SavedPlace] = []
+    private let identity: MQTTSettings.Identity
+    private var refusals = CommandRefusalLog()
+    /// A `reportLocation` waits for the next epoch (there was no live fix).
+    private var reportPending = false
+    private var importSerial: UInt64 = 0
     /// Sees each location just before the forwarder journals it (a test's
     /// window on the order of writes).
     public var willForward: ((Location) -> Void)?
@@ -39,16 +45,21 @@ public final class MQTTFeature: Feature {
             version: AklocVersion.string,
             log: { [weak host] level, message in host?.log(level, message, ["AKLOC_MQTT": identity.topic]) },
             clock: host.clock)
-        return MQTTFeature(settings: settings, host: host, forwarder: forwarder)
+        return MQTTFeature(settings: settings, host: host, forwarder: forwarder, identity: identity)
     }
 
-    public init(settings: MQTTSettings, host: any FeatureHost, forwarder: any LocationForwarder) {
+    public init(
+        settings: MQTTSettings, host: any FeatureHost, forwarder: any LocationForwarder,
+        identity: MQTTSettings.Identity? = nil
+    ) {
         self.settings = settings
         self.host = host
         self.forwarder = forwarder
+        self.identity = identity ?? settings.identityOnThisHost()
     }
 
     public func start() throws(ComponentError) {
+        forwarder.handleCommands { [weak self] in self?.command($0) }
         forwarder.start()
         subscriber = host.addSubscriber(.daemon, sink: Sink(.afterSockets) { [weak self] in self?.forward($0) })
         host.startUpdating(subscriber!, policy: .init(settings.policy), everyEpoch: false)
@@ -88,14 +99,88 @@ public final class MQTTFeature: Feature {
 
     private func sharedPlacesChanged(_ places: [SavedPlace]) {
         forwarder.publishWaypoints(places.map(Self.waypoint))
+        sharedPlaces = places
         placesByName = Dictionary(places.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         // A place that stayed the same keeps its inside/outside state.
         monitor.setRegions(places.map(RegionMonitor.Region.init))
-        epochs.want(!places.isEmpty, host: host, phase: .afterSockets) { [weak self] in self?.watch($0) }
+        updateEpochs()
     }
 
-    /// Every epoch, for the forwarder's region monitor.
+    /// Every epoch while there are places to watch or a `reportLocation`
+    /// waits for a fix.
+    private func updateEpochs() {
+        epochs.want(!sharedPlaces.isEmpty || reportPending, host: host, phase: .afterSockets) { [weak self] in
+            self?.watch($0)
+        }
+    }
+
+    // MARK: Commands (docs/mqtt.md, "Commands")
+
+    /// One message from `<topic>/cmd`: carried out if it is a command
+    /// `[mqtt] commands` names, else ignored with a (rate-limited) line.
+    private func command(_ payload: [UInt8]) {
+        switch OwnTracksCommand.parse(payload, enabled: settings.commands) {
+        case .failure(let error):
+            if let line = refusals.refused(error, at: host.clock.now()) { host.log(.warning, line) }
+        case .success(let command):
+            host.log(.info, "MQTT: carrying out the \(command.action.rawValue) command")
+            perform(command)
+        }
+    }
+
+    private func perform(_ command: OwnTracksCommand) {
+        switch command {
+        case .reportLocation:
+            // As `requestLocation`: the live fix now, else the next one.
+            if let fix = host.liveFix {
+                forwarder.accept(fix, trigger: .response)
+            } else {
+                reportPending = true
+                updateEpochs()
+            }
+        case .waypoints:
+            forwarder.publishWaypoints(sharedPlaces.map(Self.waypoint))
+        case .dump:
+            forwarder.publishDump(
+                OwnTracksPayload.configuration(settings, identity: identity, commands: settings.commands.sorted()))
+        case .setWaypoints(let waypoints):
+            setWaypoints(waypoints)
+        }
+    }
+
+    /// Shared places of the configured owner, saved by the places feature
+    /// (the one owner of places and their files); its new shared list
+    /// comes back here and goes out as `waypoints`. A waypoint without
+    /// `tst` is created now.
+    private func setWaypoints(_ waypoints: [OwnTracksPayload.Waypoint]) {
+        var places: [SavedPlace] = []
+        for waypoint in waypoints {
+            let created = waypoint.createdAt.secondsSince1970 > 0 ? waypoint.createdAt : host.clock.wallNow()
+            do {
+                places.append(
+                    try SavedPlace(
+                        name: waypoint.name,
+                        coordinate: Coordinate(latitude: waypoint.latitude, longitude: waypoint.longitude),
+                        radius: waypoint.radius, owner: settings.placesOwner, createdAt: created, shared: true))
+            } catch {
+                // The parser checked each value with the same rules.
+                host.log(.warning, "MQTT: setWaypoints: \(error)")
+                return
+            }
+        }
+        importSerial += 1
+        host.post(
+            PlacesImport(owner: settings.placesOwner, places: places, origin: "MQTT setWaypoints", serial: importSerial)
+        )
+    }
+
+    /// Every epoch, for the forwarder's region monitor and a waiting `reportLocation`.
     private func watch(_ fix: Location) {
+        if reportPending {
+            reportPending = false
+            forwarder.accept(fix, trigger: .response)
+            updateEpochs()
+        }
         let events = monitor.update(
             location: Coordinate(latitude: fix.latitude, longitude: fix.longitude), accuracy: fix.horizontalAccuracy,
             now: host.clock.now())

@@ -79,6 +79,9 @@ public final class MQTTForwarder {
     /// Saved places and region crossings waiting to go out (MQTTForwarder+Places.swift).
     var placeMessages = PlaceMessages()
     var connection: (any MQTTConnection)? { client }
+    /// Hears each message on `<topic>/cmd` (subscribed only while
+    /// `[mqtt] commands` names any; MQTTForwarder+Commands.swift).
+    public var onCommand: (([UInt8]) -> Void)?
 
     public init(
         settings: MQTTSettings, identity: MQTTSettings.Identity, stateDirectory: String, queue: DispatchQueue,
@@ -201,6 +204,7 @@ public final class MQTTForwarder {
             // The retained status says offline when the broker loses us
             // without a DISCONNECT, as a clean stop says it itself.
             will: statusMessage(online: false),
+            subscriptions: commandSubscriptions,
             connectTimeout: Double(max(10, min(settings.keepalive, 30))))
         let client = makeConnection(options, queue, shellClock)
         client.onEvent = { [weak self, weak client] event in
@@ -245,6 +249,8 @@ public final class MQTTForwarder {
             // be a rewrite and two fsyncs per fix.
             if journal.shouldCompact(liveEntries: pending.count) { compact() }
             pump()
+        case .received(let topic, let payload):
+            received(topic: topic, payload: payload)
         case .disconnected(let error):
             if failover.isConnected { lostAt = clock() }
             client = nil

@@ -47,6 +47,10 @@ public struct MQTTSettings: Hashable, Sendable {
         return policy
     }()
     public var limits = ForwardQueue.Limits()
+    /// The OwnTracks commands carried out from `<topic>/cmd`; none by default.
+    public var commands: Set<OwnTracksCommand.Action> = []
+    /// Whose places `setWaypoints` adds or replaces (a uid; root by default).
+    public var placesOwner: UInt32 = 0
 
     public init() {}
 

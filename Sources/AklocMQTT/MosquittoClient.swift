@@ -48,7 +48,14 @@ final class MosquittoClient: MQTTConnection {
         /// The broker acknowledged a QoS 1 message (PUBACK), or a QoS 0
         /// message was written to the socket.
         case published(messageID: Int32)
+        /// A message on one of `Options.subscriptions`: at most its first
+        /// `maxReceivedBytes` + 1 bytes (enough to tell it is too long).
+        case received(topic: String, payload: [UInt8])
     }
+
+    /// What a received message may bring into aklocd's memory: the
+    /// command parser's limit and one byte to see it passed.
+    static let maxReceivedBytes = OwnTracksCommand.maxPayloadBytes
 
     struct Options {
         var host: String
@@ -59,6 +66,8 @@ final class MosquittoClient: MQTTConnection {
         var password: String?
         var tls: TLS?
         var will: Message?
+        /// Topics subscribed to (QoS 1) on every connection.
+        var subscriptions: [String] = []
         /// Seconds for TCP, TLS and CONNACK together.
         var connectTimeout: Double
 
@@ -242,6 +251,15 @@ final class MosquittoClient: MQTTConnection {
         }
         isConnected = true
         connectDeadline = nil
+        if let mosq {
+            for topic in options.subscriptions {
+                let rc = api.subscribe(mosq, nil, topic, 1)
+                guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+                    pendingFailure = MQTTError(.setupFailed, "cannot subscribe to \(topic): \(Self.describe(rc))")
+                    return
+                }
+            }
+        }
         onEvent?(.connected)
     }
 
@@ -262,6 +280,18 @@ final class MosquittoClient: MQTTConnection {
         // it on the next turn of the loop (dropped if the connection ends first).
         deferredPublished.append(mid)
         deferredSource?.add(data: 1)
+    }
+
+    fileprivate func messageCallback(_ message: UnsafePointer<mosquitto_message>) {
+        let message = message.pointee
+        guard let topic = message.topic.map({ String(cString: $0) }) else { return }
+        let length = Int(max(0, message.payloadlen))
+        var payload: [UInt8] = []
+        if let bytes = message.payload, length > 0 {
+            let kept = min(length, Self.maxReceivedBytes + 1)
+            payload = Array(UnsafeRawBufferPointer(start: bytes, count: kept))
+        }
+        onEvent?(.received(topic: topic, payload: payload))
     }
 
     private func reportDeferred() {
@@ -369,6 +399,10 @@ final class MosquittoClient: MQTTConnection {
         api.publish_callback_set(handle) { _, userdata, mid in
             guard let userdata else { return }
             Unmanaged<MosquittoClient>.fromOpaque(userdata).takeUnretainedValue().publishCallback(mid)
+        }
+        api.message_callback_set(handle) { _, userdata, message in
+            guard let userdata, let message else { return }
+            Unmanaged<MosquittoClient>.fromOpaque(userdata).takeUnretainedValue().messageCallback(message)
         }
         // MQTT 3.1.1: what OwnTracks Recorder, Home Assistant and every broker speak.
         try check(api.int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311), "protocol version")

@@ -15,6 +15,8 @@ public enum OwnTracksPayload {
         case timer = "t"
         /// Asked for explicitly (OwnTracks: "u", manual/user request).
         case requested = "u"
+        /// The answer to a `reportLocation` command (OwnTracks: "r").
+        case response = "r"
     }
 
     /// OwnTracks `m`, the monitoring mode: akloc's speed-based throttle is
@@ -84,6 +86,16 @@ public enum OwnTracksPayload {
         mutating func whole(_ key: StaticString, _ value: Int64) {
             self.key(key)
             writer.integer(value)
+        }
+
+        mutating func strings(_ key: StaticString, _ values: [String]) {
+            self.key(key)
+            writer.byte(UInt8(ascii: "["))
+            for (index, value) in values.enumerated() {
+                if index > 0 { writer.byte(UInt8(ascii: ",")) }
+                writer.string(value)
+            }
+            writer.byte(UInt8(ascii: "]"))
         }
 
         mutating func bool(_ key: StaticString, _ value: Bool) {

@@ -33,6 +33,9 @@ public final class PlacesFeature: Feature {
     private var watches: [SubscriberID: Watch] = [:]
     /// Takes every epoch while anyone monitors.
     private var epochs = EpochSubscription()
+    /// The last `PlacesImport` carried out (a fact is kept and handed to a
+    /// late observer again).
+    private var lastImport: UInt64?
 
     public static func make(_ settings: PlacesSettings, host: any FeatureHost) -> PlacesFeature? {
         PlacesFeature(host: host)
@@ -55,6 +58,7 @@ public final class PlacesFeature: Feature {
         }
         host.post(SharedPlaces(places.shared))
         host.post(places)
+        host.observe(PlacesImport.self) { [weak self] in self?.importPlaces($0) }
     }
 
     public func stop() {}
@@ -152,6 +156,33 @@ public final class PlacesFeature: Feature {
         // Every owner's places, for the features that name where someone was (the timeline).
         host.post(places)
         return .success(())
+    }
+
+    /// Another feature's places for one owner (MQTT `setWaypoints`): each
+    /// saved as if that owner had saved it, all or none, and only that
+    /// owner's places change.
+    private func importPlaces(_ request: PlacesImport) {
+        guard request.serial != lastImport else { return }
+        lastImport = request.serial
+        var changed = places
+        var shared = false
+        do {
+            for var place in request.places {
+                place.owner = request.owner
+                shared = shared || place.shared
+                try changed.save(place)
+            }
+        } catch {
+            host.log(.warning, "\(request.origin): no place saved: \(error)")
+            return
+        }
+        let wasShared = places.owned(by: request.owner).contains(where: \.shared)
+        switch commit(changed, owner: request.owner, shared: shared || wasShared) {
+        case .success:
+            host.log(.notice, "\(request.origin): saved \(request.places.count) place(s) of uid \(request.owner)")
+        case .failure(let error):
+            host.log(.warning, "\(request.origin): \(error.message)")
+        }
     }
 
     private func startMonitoring(_ names: [String]?, for client: FeatureClient) -> Result<[String], ProtocolError> {

@@ -20,6 +20,7 @@ struct akloc_mosquitto_api {
     __typeof__(mosquitto_disconnect) *_Nonnull disconnect;
     __typeof__(mosquitto_socket) *_Nonnull socket;
     __typeof__(mosquitto_publish) *_Nonnull publish;
+    __typeof__(mosquitto_subscribe) *_Nonnull subscribe;
     __typeof__(mosquitto_loop_read) *_Nonnull loop_read;
     __typeof__(mosquitto_loop_write) *_Nonnull loop_write;
     __typeof__(mosquitto_loop_misc) *_Nonnull loop_misc;
@@ -27,6 +28,7 @@ struct akloc_mosquitto_api {
     __typeof__(mosquitto_connect_callback_set) *_Nonnull connect_callback_set;
     __typeof__(mosquitto_disconnect_callback_set) *_Nonnull disconnect_callback_set;
     __typeof__(mosquitto_publish_callback_set) *_Nonnull publish_callback_set;
+    __typeof__(mosquitto_message_callback_set) *_Nonnull message_callback_set;
     __typeof__(mosquitto_int_option) *_Nonnull int_option;
     __typeof__(mosquitto_username_pw_set) *_Nonnull username_pw_set;
     __typeof__(mosquitto_tls_set) *_Nonnull tls_set;
@@ -58,6 +60,7 @@ static inline const struct akloc_mosquitto_api *akloc_mosquitto_load(const char 
             AKLOC_MOSQUITTO_SYMBOL(disconnect, mosquitto_disconnect)
             AKLOC_MOSQUITTO_SYMBOL(socket, mosquitto_socket)
             AKLOC_MOSQUITTO_SYMBOL(publish, mosquitto_publish)
+            AKLOC_MOSQUITTO_SYMBOL(subscribe, mosquitto_subscribe)
             AKLOC_MOSQUITTO_SYMBOL(loop_read, mosquitto_loop_read)
             AKLOC_MOSQUITTO_SYMBOL(loop_write, mosquitto_loop_write)
             AKLOC_MOSQUITTO_SYMBOL(loop_misc, mosquitto_loop_misc)
@@ -65,6 +68,7 @@ static inline const struct akloc_mosquitto_api *akloc_mosquitto_load(const char 
             AKLOC_MOSQUITTO_SYMBOL(connect_callback_set, mosquitto_connect_callback_set)
             AKLOC_MOSQUITTO_SYMBOL(disconnect_callback_set, mosquitto_disconnect_callback_set)
             AKLOC_MOSQUITTO_SYMBOL(publish_callback_set, mosquitto_publish_callback_set)
+            AKLOC_MOSQUITTO_SYMBOL(message_callback_set, mosquitto_message_callback_set)
             AKLOC_MOSQUITTO_SYMBOL(int_option, mosquitto_int_option)
             AKLOC_MOSQUITTO_SYMBOL(username_pw_set, mosquitto_username_pw_set)
             AKLOC_MOSQUITTO_SYMBOL(tls_set, mosquitto_tls_set)

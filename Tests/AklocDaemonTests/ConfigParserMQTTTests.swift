@@ -121,6 +121,9 @@ import Testing
         ("[mqtt]\npassword = p\n", 2, "password", .conflictingValues),
         ("[mqtt]\ntls = yes\ncertfile = /c.pem\n", 3, "certfile", .conflictingValues),
         ("[mqtt]\ncafile = /ca.pem\n", 2, "cafile", .conflictingValues),
+        ("[mqtt]\nenable = yes\ncommands = dump, reportSteps\n", 3, "commands", .badValue),
+        ("[mqtt]\ncommands = setConfiguration\n", 2, "commands", .badValue),
+        ("[mqtt]\nplaces-owner = alice\n", 2, "places-owner", .badValue),
     ])
     func badSettingsNameTheirLine(text: String, line: Int, key: String, code: ConfigError.Code) throws {
         let error = try #require(configFailure(text))
@@ -129,6 +132,17 @@ import Testing
         #expect(error.section == "mqtt")
         #expect(error.key == key)
         #expect(error.description.hasPrefix("\(configPath):\(line): [mqtt] \(key): "))
+    }
+
+    @Test func commandsAreOffUntilNamed() throws {
+        #expect(try ConfigParser.parse("[mqtt]\n", path: configPath).mqtt.commands.isEmpty)
+        let mqtt = try ConfigParser.parse(
+            "[mqtt]\ncommands = reportLocation,waypoints dump , setWaypoints\nplaces-owner = 1000\n", path: configPath
+        ).mqtt
+        #expect(mqtt.commands == Set(OwnTracksCommand.Action.allCases))
+        #expect(mqtt.placesOwner == 1000)
+        let error = try #require(configFailure("[mqtt]\ncommands = dump reportSteps\n"))
+        #expect(error.description.contains("unknown command \"reportSteps\""))
     }
 
     @Test func mqttThrottleDoesNotTouchTheDefaultPolicy() throws {
