@@ -128,7 +128,7 @@ import Testing
 
     @Test func theDumpNamesTheSettingsButNoSecret() throws {
         var settings = MQTTSettings()
-        settings.host = "broker.example.org"
+        settings.hosts = [HostPort(host: "broker.example.org"), HostPort(host: "b2.example.org", port: 1884)]
         settings.username = "van7"
         settings.password = "s3cret-pw"
         settings.tls = true
@@ -140,6 +140,7 @@ import Testing
             decoding: OwnTracksPayload.configuration(settings, identity: identity, commands: [.dump]), as: UTF8.self)
         #expect(dump.hasPrefix(#"{"_type":"configuration","auth":true,"clientId":"akloc-van7","cmd":true,"#))
         #expect(dump.contains(#""host":"broker.example.org""#) && dump.contains(#""port":8883"#))
+        #expect(dump.contains(#""hosts":["broker.example.org","b2.example.org:1884"]"#))
         #expect(dump.contains(#""pubTopicBase":"owntracks/akloc/van7""#) && dump.contains(#""username":"van7""#))
         #expect(!dump.contains("s3cret") && !dump.contains("client-key") && !dump.contains("/etc/akloc"))
     }
