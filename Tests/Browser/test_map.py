@@ -682,8 +682,13 @@ class MapPageTests(unittest.TestCase):
 
         self.driver.get_log("browser")
         self.open_page(url)
+        # The page centres itself on the first position it gets; the view is set after that one.
+        self.wait("window.akloc.location", message="a first position over /events")
         self.driver.execute_script("window.akloc.following = false; window.akloc.map.setView([20, 0], 2, {animate: false})")
-        self.wait("window.akloc.tiles.loaded >= 16", message="the tiles of zoom 2 drawn")
+        # The 1000×700 window shows zoom 2's four columns and its rows 0–2 around 20° N: 12 tiles.
+        self.wait("new Set([...document.querySelectorAll('img.leaflet-tile-loaded')].map((tile) => tile.src)"
+                  ".filter((src) => /\\/tiles\\/2\\/\\d\\/\\d$/.test(src))).size >= 12",
+                  message="the 12 tiles of zoom 2 in view drawn")
         tiles = self.driver.find_elements(By.CSS_SELECTOR, "img.leaflet-tile-loaded")
         sources = sorted({re.sub(r"^https?://[^/]+", "", tile.get_attribute("src")) for tile in tiles})
         self.assertIn("/tiles/2/0/0", sources)
