@@ -26,6 +26,9 @@ public final class TrackRecorder {
     public var onRecord: ((TrackPoint) -> Void)?
     private var started = false
     private var failing = false
+    /// Whether the first fix without a time was logged (once a run: a
+    /// receiver that never gives gpsd a date records nothing, and says so).
+    private var loggedUntimed = false
 
     public init(
         settings: TrackSettings, directory: String, log: @escaping (LogLevel, String) -> Void,
@@ -65,6 +68,19 @@ public final class TrackRecorder {
         guard started else { return }
         switch event {
         case .didUpdateLocation(let location, let after):
+            // The track is on the receiver's clock: a fix without the
+            // receiver's time (gpsd's first ones, before a sentence gave it
+            // the date) has no place on it, and dating it by its receipt
+            // would mix two clocks in one segment (docs/track.md). It is no
+            // epoch for the segmenter either, so it neither starts nor
+            // extends a segment.
+            guard location.timestamp != nil else {
+                if !loggedUntimed {
+                    loggedUntimed = true
+                    log(.info, "track: fixes without the receiver's time are not recorded (gpsd has no date yet)")
+                }
+                return
+            }
             guard case .record(let segment) = segmenter.epoch(throttled: after != nil, at: now) else { return }
             record(TrackPoint(location: location, segment: segment), at: now)
         case .didGetNotification(.paused), .didGetNotification(.sourceDisconnected),

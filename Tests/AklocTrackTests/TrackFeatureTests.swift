@@ -24,7 +24,10 @@ import Testing
     }
 
     static func fix(_ index: Int) -> Location {
-        Location(latitude: 52.5, longitude: 13.4 + Double(index) * 0.001, horizontalAccuracy: 4, speed: 2)
+        // With the receiver's time: only such fixes are recorded.
+        Location(
+            latitude: 52.5, longitude: 13.4 + Double(index) * 0.001, horizontalAccuracy: 4, speed: 2,
+            timestamp: FixTime(secondsSince1970: 1_800_000_000 + Int64(index)))
     }
 
     /// One throttled delivery a second after the last.

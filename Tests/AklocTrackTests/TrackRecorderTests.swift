@@ -79,6 +79,44 @@ import Testing
             log: { [weak scratch] level, message in scratch?.logs.append((level, message)) }, wallClock: wall)
     }
 
+    /// gpsd's first fixes come without a time (no date yet): none is
+    /// recorded, none starts a segment, and the receiver's first timed fix
+    /// starts it, so no segment mixes the receipt clock with the receiver's.
+    @Test func fixesWithoutTheReceiversTimeAreNotRecorded() throws {
+        let scratch = TrackScratch()
+        var wall = dayOne
+        let recorder = recorder(scratch) { wall }
+        try recorder.open()
+        // Received today; the receiver's clock says a year earlier.
+        func fix(_ seconds: Double, timed: Bool, throttled: Bool) {
+            wall = at(Int64(seconds))
+            var location = point(Int64(seconds), index: Int(seconds)).location
+            location.receivedAt = wall
+            location.timestamp = timed ? at(Int64(seconds) - 365 * 86_400) : nil
+            recorder.handle(.didUpdateLocation(location, afterTimeInterval: throttled ? 1 : nil), at: .seconds(seconds))
+        }
+        fix(0, timed: false, throttled: false)
+        fix(1, timed: false, throttled: true)
+        #expect(recorder.recorded == 0)
+        fix(2, timed: true, throttled: false)  // not a throttled delivery, but the segment's first
+        fix(3, timed: true, throttled: true)
+        fix(4, timed: false, throttled: true)  // mid-segment: skipped, the segment goes on
+        fix(5, timed: true, throttled: true)
+        // More than a minute of time-less fixes is a gap: the next timed fix starts a segment.
+        fix(40, timed: false, throttled: true)
+        fix(100, timed: false, throttled: true)
+        fix(101, timed: true, throttled: false)
+        let points = try recorder.store.all()
+        #expect(points.map(\.segment) == [1, 1, 1, 2])
+        #expect(points.allSatisfy { $0.location.timestamp != nil })
+        #expect(
+            points.map { $0.location.timestamp!.secondsSince1970 - dayOne.secondsSince1970 + 365 * 86_400 } == [
+                2, 3, 5, 101,
+            ])
+        #expect(scratch.logs.filter { $0.1.contains("without the receiver's time") }.count == 1, "logged once a run")
+        recorder.close()
+    }
+
     @Test func recordsThrottledEpochsInSegmentsAndSyncsOnSchedule() throws {
         let scratch = TrackScratch()
         var wall = dayOne

@@ -171,6 +171,45 @@ struct TrackExportTests {
         #expect(csv.split(separator: "\n").count == points.count + 1)
     }
 
+    /// bundg_zeus_9 starts as gpsd does before it knows the date: three
+    /// fixes without a time. None is recorded (docs/track.md), so the one
+    /// segment is all on the receiver's clock (2018), and `akloc track stats`
+    /// gives its real duration, every line ending in a newline.
+    @Test func aStartWithFixesWithoutATimeKeepsTheTrackOnTheReceiversClock() throws {
+        guard LiveReplay.requireTools() else { return }
+        let replay = try LiveReplay(log: "bundg_zeus_9", cycle: nil, config: Self.everyEpoch)
+        defer { replay.stop() }
+        _ = replay.fake.waitForExit(timeout: 120)
+        try MQTTTest.waitForReplayEnd(replay.daemon)
+        let (client, _) = try replay.daemon.connect()
+        let status = try #require(try client.request("status")["result"] as? [String: Any])
+        let epochs = try #require((status["counters"] as? [String: Any])?["fixesReceived"] as? Int)
+        let ndjson = try Self.cli(replay.daemon, ["--format", "ndjson"]).stdout()
+        let points = try ndjson.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let times = points.compactMap { $0["timestamp"] as? String }
+        #expect(times.count == points.count, "every point has the receiver's time")
+        #expect(times.allSatisfy { $0.hasPrefix("2018-08-20T") }, "\(times.prefix(3))")
+        #expect(epochs - points.count == 3, "aklocd delivered \(epochs) epochs, recorded \(points.count)")
+        #expect(Set(points.compactMap { $0["segment"] as? Int }).count == 1)
+
+        let stats = try Self.cli(replay.daemon, ["stats"]).stdout()
+        #expect(stats.hasSuffix("\n"), "\(stats.debugDescription)")
+        let rows = stats.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(rows.count == 4 && rows.last == "", "header, segment, total, then the final newline: \(rows)")
+        let total = try #require(rows.first { $0.hasPrefix("total") })
+        #expect(!stats.contains("?"), "\(stats)")
+        // The duration is the receiver's first to last time: 09:47:37 to 09:50:04 (gpsd 3.22).
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let first = try #require(times.first.flatMap { formatter.date(from: $0) })
+        let last = try #require(times.last.flatMap { formatter.date(from: $0) })
+        let seconds = Int(last.timeIntervalSince(first))
+        #expect(seconds > 100)
+        #expect(total.contains("\(seconds / 60) min \(seconds % 60) s"), "\(total)")
+    }
+
     /// `akloc track clear` as an admin runs it: `--before` a point's time
     /// keeps that point and every later one, then without `--before` nothing
     /// is left; options of the export are refused (64), a date that does not
