@@ -58,6 +58,8 @@ let package = Package(
             name: "AklocPlaces",
             dependencies: ["AklocCore", "AklocFeature", "AklocGeo", "AklocJSON", "AklocPosix", "AklocProtocol"]),
         // The track recorder and its journal of days (docs/track.md).
+        // Reading track files to import (GPX, Google's exports), streamed; used by the CLI.
+        .target(name: "AklocTrackImport", dependencies: ["AklocCore", "AklocJSON", "AklocProtocol"]),
         .target(name: "AklocTrack", dependencies: ["AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol"]),
         // Visits and trips from the track (DESIGN §15, docs/timeline.md).
         .target(
@@ -113,7 +115,8 @@ let package = Package(
         .executableTarget(
             name: "akloc",
             dependencies: [
-                "AklocCore", "AklocGeo", "AklocHTTP", "AklocJSON", "AklocPosix", "AklocProtocol", "CSQLite",
+                "AklocCore", "AklocGeo", "AklocHTTP", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocTrackImport",
+                "CSQLite",
             ],
             // The map page's files, compiled into the binary (docs/map.md).
             resources: [
@@ -142,6 +145,7 @@ let package = Package(
         ),
         .testTarget(name: "AklocCoreTests", dependencies: ["AklocCore"]),
         .testTarget(name: "AklocJSONTests", dependencies: ["AklocJSON"]),
+        .testTarget(name: "AklocTrackImportTests", dependencies: ["AklocTrackImport", "AklocProtocol"]),
         // `akloc`'s own parts (the map server's parser and options).
         // CSQLite: the tests write the MBTiles files they open.
         .testTarget(name: "AklocCLITests", dependencies: ["akloc", "CSQLite"]),

@@ -105,7 +105,7 @@ extension Daemon {
         case .authorize(let subject, let rule):
             guard client.isAdmin else { return refuse(request, client) }
             answer(request, client, replyTo(request, authorize(subject: subject, rule: rule)))
-        case .track, .clearTrack, .visits, .trips, .places, .geo:
+        case .track, .clearTrack, .importTrack, .visits, .trips, .places, .geo:
             if request.operation.isAdmin, !client.isAdmin { return refuse(request, client) }
             let asker = FeatureClient(
                 id: client.id, uid: client.credentials.uid, gid: client.credentials.gid, isAdmin: client.isAdmin,

@@ -42,6 +42,8 @@ public struct ClientRequest: Sendable, Equatable {
         case track(TrackQuery)
         /// Admin: forget the recorded track before a time (all of it when nil).
         case clearTrack(before: FixTime?)
+        /// Admin: one step of importing a track file (docs/track.md).
+        case importTrack(TrackImportRequest)
         /// Visits computed from the track (`always` clients and admins).
         case visits(TimelineQuery)
         /// Trips between visits, computed from the track (as `visits`).
@@ -59,6 +61,7 @@ public struct ClientRequest: Sendable, Equatable {
             case .authorize: "authorize"
             case .track: "track"
             case .clearTrack: "clearTrack"
+            case .importTrack: "importTrack"
             case .visits: "visits"
             case .trips: "trips"
             case .geo(let request): request.name
@@ -82,7 +85,7 @@ public struct ClientRequest: Sendable, Equatable {
         /// Whether only root or the admin group may send it (DESIGN §2).
         public var isAdmin: Bool {
             switch self {
-            case .reload, .authorize, .clearTrack, .engine(.pause), .engine(.resume): true
+            case .reload, .authorize, .clearTrack, .importTrack, .engine(.pause), .engine(.resume): true
             default: false
             }
         }
@@ -94,6 +97,7 @@ public struct ClientRequest: Sendable, Equatable {
             case (.engine(let a), .engine(let b)): sameRequest(a, b)
             case (.track(let a), .track(let b)): a == b
             case (.clearTrack(let a), .clearTrack(let b)): a == b
+            case (.importTrack(let a), .importTrack(let b)): a == b
             case (.visits(let a), .visits(let b)), (.trips(let a), .trips(let b)): a == b
             case (.geo(let a), .geo(let b)): a == b
             case (.places(let a), .places(let b)): a == b
@@ -107,7 +111,7 @@ public struct ClientRequest: Sendable, Equatable {
         [
             "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
             "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
-            "reverseGeocode", "searchPlaces", "countries", "track", "clearTrack", "visits", "trips",
+            "reverseGeocode", "searchPlaces", "countries", "track", "clearTrack", "importTrack", "visits", "trips",
         ] + PlacesRequest.operationNames
 
     /// `requestLocation` waits this long when the request names no `timeout`.
@@ -163,6 +167,8 @@ extension ClientRequest {
             writeTrackQuery(query, to: &writer)
         case .clearTrack(let before):
             writeClearTrack(before: before, to: &writer)
+        case .importTrack(let request):
+            writeTrackImport(request, to: &writer)
         case .visits(let query), .trips(let query):
             writeTimelineQuery(query, to: &writer)
         case .geo(let request):

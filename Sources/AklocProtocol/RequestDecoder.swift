@@ -123,6 +123,8 @@ extension ClientRequest {
             return .track(try decodeTrack(args.members))
         case "clearTrack":
             return .clearTrack(before: try decodeClearTrack(args.members))
+        case "importTrack":
+            return .importTrack(try decodeTrackImport(args.members))
         case "authorize":
             let subject = try args.string("subject", required: true)!
             guard isValidSubject(subject) else {
