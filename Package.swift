@@ -60,7 +60,8 @@ let package = Package(
         // The track recorder and its journal of days (docs/track.md).
         // Reading track files to import (GPX, Google's exports), streamed; used by the CLI.
         .target(name: "AklocTrackImport", dependencies: ["AklocCore", "AklocJSON", "AklocProtocol"]),
-        .target(name: "AklocTrack", dependencies: ["AklocCore", "AklocFeature", "AklocPosix", "AklocProtocol"]),
+        .target(
+            name: "AklocTrack", dependencies: ["AklocCore", "AklocFeature", "AklocJSON", "AklocPosix", "AklocProtocol"]),
         // Visits and trips from the track (DESIGN §15, docs/timeline.md).
         .target(
             name: "AklocTimeline",

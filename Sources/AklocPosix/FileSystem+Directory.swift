@@ -29,4 +29,12 @@ extension FileSystem {
         }
         return names.sorted()
     }
+
+    /// Removes the empty directory `path`; a missing one is not an error.
+    public static func removeDirectory(_ path: String) throws(Errno) {
+        do {
+            try Syscall.retryingOnEINTR { rmdir(path) }
+        } catch  where error == .noSuchFile {
+        }
+    }
 }

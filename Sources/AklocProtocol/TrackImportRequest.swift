@@ -115,7 +115,8 @@ extension ClientRequest {
         }
         func integer(_ index: Int, _ name: String) throws(ProtocolError) -> Int64 {
             guard case .int(let number) = items[index] else {
-                throw ProtocolError(.badRequest, "\"\(field)\" \(name) must be a whole number, not \(items[index].typeName)")
+                throw ProtocolError(
+                    .badRequest, "\"\(field)\" \(name) must be a whole number, not \(items[index].typeName)")
             }
             return number
         }
@@ -133,7 +134,8 @@ extension ClientRequest {
         }
         let point = ImportPoint(
             time: FixTime(secondsSince1970: seconds, nanoseconds: Int32(nanoseconds)),
-            latitude: try number(2, "latitude", optional: false)!, longitude: try number(3, "longitude", optional: false)!,
+            latitude: try number(2, "latitude", optional: false)!,
+            longitude: try number(3, "longitude", optional: false)!,
             altitude: try number(4, "altitude", optional: true),
             horizontalAccuracy: try number(5, "accuracy", optional: true), segment: try integer(6, "segment"))
         if let problem = point.problem() { throw ProtocolError(.badRequest, "\"\(field)\": \(problem)") }

@@ -9,4 +9,7 @@ public enum TrackErrorCode: String, CodedErrorCode {
     case badCursor
     /// The journal could not be read or changed (an I/O error).
     case storageFailed
+    /// An import the track cannot take (a point in the future or older
+    /// than `retention-days`, or more than `max-size`).
+    case badImport
 }

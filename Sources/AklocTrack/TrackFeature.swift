@@ -1,5 +1,6 @@
 import AklocCore
 import AklocFeature
+import AklocJSON
 import AklocPosix
 import AklocProtocol
 
@@ -19,6 +20,8 @@ public final class TrackFeature: Feature {
     /// Nil with `[track] enable = no`, or once its journal failed to open.
     public private(set) var recorder: TrackRecorder?
     private var syncTimer: (any ShellTimer)?
+    /// The one import under way (one at a time: two would merge the same days).
+    private var running: (client: SubscriberID, importer: TrackImport)?
 
     public static func make(_ settings: TrackSettings, host: any FeatureHost) -> TrackFeature? {
         TrackFeature(settings: settings, host: host)
@@ -67,6 +70,8 @@ public final class TrackFeature: Feature {
     }
 
     public func stop() {
+        running?.importer.discard()
+        running = nil
         syncTimer?.cancel()
         recorder?.close()
     }
@@ -91,8 +96,81 @@ public final class TrackFeature: Feature {
         switch operation {
         case .track(let query): answerTrack(query, id: id, from: client)
         case .clearTrack(let before): clear(before: before, id: id)
+        case .importTrack(let request): importTrack(request, id: id, from: client)
         default: nil
         }
+    }
+
+    public func clientGone(_ id: SubscriberID) {
+        guard let running, running.client == id else { return }
+        // Nothing of an import is in the journal before its commit ends.
+        running.importer.discard()
+        self.running = nil
+        host.log(.notice, "track: discarded an import whose client left before committing it")
+    }
+
+    /// `importTrack` (admin; refused by the host otherwise): one step of
+    /// this connection's import (TrackImport). A refused step discards the
+    /// whole import, so nothing of it is ever half in the journal.
+    private func importTrack(_ request: TrackImportRequest, id: RequestID?, from client: FeatureClient)
+        -> Result<[UInt8], ProtocolError>
+    {
+        guard let recorder else {
+            return .failure(
+                ProtocolError(.unavailable, "no track is recorded ([track] enable = no, or its journal failed)", id: id)
+            )
+        }
+        if let running, running.client != client.id {
+            return .failure(
+                ProtocolError(.unavailable, "another client's import is under way; try again after it", id: id))
+        }
+        if case .abort = request {
+            running?.importer.discard()
+            running = nil
+            return .success(ServerEncoder.replyDone(id: id))
+        }
+        do {
+            let importer: TrackImport
+            if let current = running?.importer {
+                importer = current
+            } else {
+                guard case .add = request else {
+                    return .failure(ProtocolError(.badRequest, "no import to commit: \"add\" points first", id: id))
+                }
+                importer = try TrackImport(store: recorder.store) { [weak recorder] count in
+                    recorder?.reserveSegments(count) ?? 0
+                }
+                running = (client.id, importer)
+            }
+            switch request {
+            case .add(let points): try importer.add(points, now: host.clock.wallNow())
+            case .commit: _ = try importer.commitStep()
+            case .abort: break
+            }
+            let progress = importer.progress
+            if progress.done {
+                running = nil
+                host.log(
+                    .notice,
+                    "track: imported \(progress.imported) point(s) into \(progress.days) day(s), "
+                        + "skipped \(progress.skipped) already there")
+            }
+            return .success(ServerEncoder.reply(id: id, result: Self.json(progress, request: request)))
+        } catch {
+            running?.importer.discard()
+            running = nil
+            let code: ErrorCode = error.code == .badImport ? .badRequest : .storageFailed
+            return .failure(ProtocolError(code, error.message + " (nothing was imported)", id: id))
+        }
+    }
+
+    private static func json(_ progress: TrackImport.Progress, request: TrackImportRequest) -> JSONValue {
+        if case .add = request { return .object(["staged": .int(Int64(progress.staged))]) }
+        return .object([
+            "done": .bool(progress.done), "imported": .int(Int64(progress.imported)),
+            "skipped": .int(Int64(progress.skipped)), "days": .int(Int64(progress.days)),
+            "daysLeft": .int(Int64(progress.daysLeft)),
+        ])
     }
 
     /// `track`: the recorded history is more sensitive than the current fix

@@ -158,7 +158,7 @@ public final class TrackRecorder {
         } catch {
             switch error.code {
             case .badCursor: return .failure(ProtocolError(.badRequest, "\"after\": \(error.message)", id: id))
-            case .storageFailed: return .failure(ProtocolError(.internalError, error.message, id: id))
+            case .storageFailed, .badImport: return .failure(ProtocolError(.internalError, error.message, id: id))
             }
         }
         let kept = query.simplify.map { Self.simplified(page.points.map(\.point), tolerance: $0) }
@@ -184,6 +184,14 @@ public final class TrackRecorder {
             start = end + 1
         }
         return kept
+    }
+
+    /// A block of `count` segment numbers for an import, the first
+    /// returned; the live recording goes on after them in a new segment.
+    public func reserveSegments(_ count: Int) -> UInt64 {
+        let first = segmenter.nextSegment
+        segmenter.skip(past: first &+ UInt64(max(1, count)))
+        return first
     }
 
     /// `clearTrack`: forgets points received before `before` (all when nil).

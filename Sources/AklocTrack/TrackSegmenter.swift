@@ -51,4 +51,18 @@ public struct TrackSegmenter: Hashable, Sendable {
     public mutating func interrupt() {
         if case .recording(let segment, _) = state { state = .between(next: segment &+ 1) }
     }
+
+    /// The number the next new segment gets.
+    public var nextSegment: UInt64 {
+        switch state {
+        case .between(let next): next
+        case .recording(let segment, _): segment &+ 1
+        }
+    }
+
+    /// An import took the numbers up to `last`: the next epoch starts a
+    /// new segment after them, so no live segment shares an imported one's number.
+    public mutating func skip(past last: UInt64) {
+        state = .between(next: max(nextSegment, last &+ 1))
+    }
 }

@@ -87,6 +87,7 @@ public final class TrackStore {
     /// returns the last point recorded (its segment numbers go on from there).
     public func open(now: FixTime) throws(Errno) -> TrackPoint? {
         try FileSystem.createDirectory(directory, mode: 0o700)
+        recoverImports()
         days = [:]
         for name in try FileSystem.entries(of: directory) {
             guard let day = Self.day(fromFileName: name), let identity = try Journal.identity(of: path(day: day))
@@ -298,5 +299,55 @@ public final class TrackStore {
             if page.more { break }
         }
         return page
+    }
+
+    // MARK: - Imports (TrackImport)
+
+    /// Renames the merged day files of a committed import (`from`, its
+    /// staging directory) over the journal's, and makes the renames durable.
+    /// The day being appended to is closed first: the recorder reopens it,
+    /// now the merged file, at its next point.
+    func install(days installed: [Int64], from staging: String) throws(Errno) {
+        for day in installed {
+            if day == journalDay { try closeJournal() }
+            let source = staging + "/" + Self.fileName(day: day)
+            try FileSystem.rename(source, to: path(day: day))
+            days[day] = try Journal.identity(of: path(day: day))?.size ?? 0
+        }
+        try FileSystem.syncDirectory(directory)
+        log(.notice, "track: imported points into \(installed.count) day file(s)")
+    }
+
+    /// Imports a crash interrupted: one with its `COMMIT` marker is
+    /// finished (its merged days renamed into place), any other is
+    /// discarded, as if it had never been sent.
+    func recoverImports() {
+        guard let names = try? FileSystem.entries(of: directory) else { return }
+        for name in names where name.hasPrefix(TrackImport.directoryPrefix) {
+            let staging = directory + "/" + name
+            if (try? FileSystem.status(staging + "/" + TrackImport.markerName)) != nil {
+                var moved = 0
+                for file in (try? FileSystem.entries(of: staging)) ?? [] where Self.day(fromFileName: file) != nil {
+                    do {
+                        try FileSystem.rename(staging + "/" + file, to: directory + "/" + file)
+                        moved += 1
+                    } catch {
+                        log(.error, "track: cannot finish the import in \(staging): \(error)")
+                        return
+                    }
+                }
+                try? FileSystem.syncDirectory(directory)
+                log(.notice, "track: finished an import a restart interrupted (\(moved) day file(s))")
+            } else {
+                log(.notice, "track: discarded an import that was never committed (\(staging))")
+            }
+            Self.removeStaging(staging)
+        }
+    }
+
+    /// Deletes an import's staging directory and everything in it.
+    static func removeStaging(_ staging: String) {
+        for file in (try? FileSystem.entries(of: staging)) ?? [] { try? FileSystem.remove(staging + "/" + file) }
+        try? FileSystem.removeDirectory(staging)
     }
 }

@@ -45,7 +45,10 @@ struct GPXReader {
                     guard parent >= 0, XMLPullReader.localName(xml.open[parent]) == "trkseg" else {
                         throw .at(offset, .malformed, "a <trkpt> outside a <trkseg>")
                     }
-                    point = (offset, try coordinate("lat", attributes, at: offset), try coordinate("lon", attributes, at: offset), nil, nil)
+                    point = (
+                        offset, try coordinate("lat", attributes, at: offset),
+                        try coordinate("lon", attributes, at: offset), nil, nil
+                    )
                 } else if point != nil {
                     if name == "time" || name == "ele" {
                         field = (name, offset, "")

@@ -78,7 +78,9 @@ struct GoogleLocationReader {
             default: number = nil
             }
             guard let number, number >= 0, number / 1000 <= TrackTime.maxSeconds else {
-                throw .at(offset, .badPoint, "\(field).timestampMs must be milliseconds since 1970, not \(millis.jsonString.prefix(40))")
+                throw .at(
+                    offset, .badPoint,
+                    "\(field).timestampMs must be milliseconds since 1970, not \(millis.jsonString.prefix(40))")
             }
             time = FixTime(secondsSince1970: number / 1000, nanoseconds: Int32(number % 1000) * 1_000_000)
         } else {
@@ -147,7 +149,8 @@ struct GoogleLocationReader {
         return [
             ImportPoint(
                 time: try isoTime(fields["timestamp"], "\(name).timestamp", at: offset), latitude: latitude,
-                longitude: longitude, altitude: try number(fields["altitudeMeters"], "\(name).altitudeMeters", at: offset),
+                longitude: longitude,
+                altitude: try number(fields["altitudeMeters"], "\(name).altitudeMeters", at: offset),
                 horizontalAccuracy: try number(fields["accuracyMeters"], "\(name).accuracyMeters", at: offset))
         ]
     }

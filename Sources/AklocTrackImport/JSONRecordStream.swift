@@ -145,7 +145,8 @@ struct JSONRecordStream {
         var escaped = false
         while true {
             if stream.position >= stream.buffer.count, try !stream.refill() {
-                throw .at(stream.offset, .malformed, "the file ends inside the value that began at byte \(start) (cut off?)")
+                throw .at(
+                    stream.offset, .malformed, "the file ends inside the value that began at byte \(start) (cut off?)")
             }
             let byte = stream.buffer[stream.position]
             stream.advance()
@@ -175,7 +176,8 @@ struct JSONRecordStream {
         var escaped = false
         while true {
             guard let byte = try stream.peek() else {
-                throw .at(stream.offset, .malformed, "the file ends inside the string that began at byte \(start) (cut off?)")
+                throw .at(
+                    stream.offset, .malformed, "the file ends inside the string that began at byte \(start) (cut off?)")
             }
             stream.advance()
             if escaped {

@@ -218,7 +218,9 @@ struct XMLPullReader {
             }
             stream.advance()
             length += 1
-            guard length <= maxTokenBytes else { throw .at(start, .tooLarge, "\(what) of more than \(maxTokenBytes) bytes") }
+            guard length <= maxTokenBytes else {
+                throw .at(start, .tooLarge, "\(what) of more than \(maxTokenBytes) bytes")
+            }
             if byte == end[matched] {
                 matched += 1
             } else {

@@ -5,18 +5,22 @@ import AklocProtocol
 import Glibc
 
 /// `akloc track [stats] [--since WHEN] [--until WHEN] [--format F] [-o FILE] [--simplify M]`,
-/// `akloc track clear [--before WHEN]`
+/// `akloc track clear [--before WHEN]`, `akloc track import FILE…`
 struct TrackCommand: Command {
     static let name = "track"
     static let abstract = "Export the recorded track (GPX, GeoJSON, CSV, NDJSON), its statistics, or clear it"
     static let usage =
         "track [stats] [--since WHEN] [--until WHEN] [--format gpx|geojson|csv|ndjson] [-o FILE] [--simplify M]"
-        + " | track clear [--before WHEN]"
+        + " | track clear [--before WHEN] | track import FILE…"
     static let details = """
         Arguments:
           stats           print distance, duration, moving time and max speed per segment instead
           clear           delete the recorded points received before --before, or all of them
                           (root or the admin group only)
+          import FILE…    add the points of GPX 1.0/1.1 tracks, Google Takeout's Records.json or
+                          the phone's Timeline.json export to the track (root or the admin group
+                          only); points already there are skipped, and a bad file imports
+                          nothing (it is named with the byte offset of the problem)
 
         Options:
           --since WHEN    start: a duration back from now (90m, 2h, 3d, 45s, 1w), an ISO 8601
@@ -41,6 +45,7 @@ struct TrackCommand: Command {
         case export
         case stats
         case clear
+        case importFiles
     }
 
     static let exportOptions = ["--since", "--until", "--format", "-o", "--output", "--simplify"]
@@ -53,6 +58,7 @@ struct TrackCommand: Command {
     var format = Format.gpx
     var output: String?
     var simplify: Double?
+    var files: [String] = []
     /// The options given, to check against the action.
     private var named: [String] = []
 
@@ -62,7 +68,11 @@ struct TrackCommand: Command {
         case []: break
         case ["stats"]: action = .stats
         case ["clear"]: action = .clear
-        default: throw .usage("track takes no arguments but 'stats' or 'clear'")
+        case let words where words.first == "import":
+            action = .importFiles
+            files = Array(words.dropFirst())
+            guard !files.isEmpty else { throw .usage("track import needs at least one FILE") }
+        default: throw .usage("track takes no arguments but 'stats', 'clear' or 'import FILE…'")
         }
         named = (Self.exportOptions + Self.clearOptions).filter { scanner.value($0) != nil }
         let now = TimeOption.now()
@@ -86,6 +96,9 @@ struct TrackCommand: Command {
         if action == .clear, let option = named.first(where: Self.exportOptions.contains) {
             throw .usage("track clear takes only --before, not \(option)")
         }
+        if action == .importFiles, let option = named.first {
+            throw .usage("track import takes only files, not \(option)")
+        }
         if action != .clear, let option = named.first(where: Self.clearOptions.contains) {
             throw .usage("\(option) applies to track clear")
         }
@@ -99,6 +112,13 @@ struct TrackCommand: Command {
         if action == .clear {
             _ = try connection.call(.clearTrack(before: before))
             Output.line(before.map { "cleared the track before \($0)" } ?? "cleared the track")
+            return ExitCode.ok
+        }
+        if action == .importFiles {
+            let summary = try TrackImportRun(files: files, connection: connection).run()
+            Output.line(
+                "imported \(summary.imported) of \(summary.points) points into \(summary.days) day(s); "
+                    + "\(summary.skipped) were already in the track")
             return ExitCode.ok
         }
         let stats = action == .stats

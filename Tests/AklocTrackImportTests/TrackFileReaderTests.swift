@@ -58,7 +58,8 @@ private func time(_ text: String) -> FixTime { TrackTime.parse(text)! }
                     time: time("2020-05-01T10:00:00Z"), latitude: 52.5163, longitude: 13.3777, altitude: 34.5,
                     segment: 0),
                 ImportPoint(time: time("2020-05-01T10:00:01.25Z"), latitude: 52.5164, longitude: 13.3778, segment: 0),
-                ImportPoint(time: time("2020-05-01T10:00:00Z"), latitude: -33.5, longitude: 151.25, altitude: -2, segment: 1),
+                ImportPoint(
+                    time: time("2020-05-01T10:00:00Z"), latitude: -33.5, longitude: 151.25, altitude: -2, segment: 1),
             ])
         // The same whatever the chunking.
         #expect(try points(Self.gpx11, chunkSize: 1) == read)
@@ -76,16 +77,37 @@ private func time(_ text: String) -> FixTime { TrackTime.parse(text)! }
 
     @Test(arguments: [
         // (file, code, offset of the problem, a word of the reason)
-        ("<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time>", "malformed", 88, "ends inside"),
+        (
+            "<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>2020-01-01T00:00:00Z</time>",
+            "malformed", 88, "ends inside"
+        ),
         ("<gpx version=\"1.1\"><trk></trkseg></gpx>", "malformed", 24, "</trk> was expected"),
         ("<gpx version=\"2.0\"></gpx>", "unknownFormat", 0, "version"),
         ("<kml></kml>", "unknownFormat", 0, "root element is <kml>"),
-        ("<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"91\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trkpt></trkseg></trk></gpx>", "badPoint", 32, "latitude 91"),
-        ("<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"east\"><time>2020-01-01T00:00:00Z</time></trkpt></trkseg></trk></gpx>", "badPoint", 32, "lon=\"east\""),
-        ("<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"></trkpt></trkseg></trk></gpx>", "badPoint", 32, "without <time>"),
-        ("<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>yesterday</time></trkpt></trkseg></trk></gpx>", "badPoint", 55, "yesterday"),
-        ("<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>1969-12-31T23:59:59Z</time></trkpt></trkseg></trk></gpx>", "badPoint", 55, "ISO 8601"),
-        ("<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><ele>high</ele><time>2020-01-01T00:00:00Z</time></trkpt></trkseg></trk></gpx>", "badPoint", 55, "<ele>high"),
+        (
+            "<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"91\" lon=\"2\"><time>2020-01-01T00:00:00Z</time></trkpt></trkseg></trk></gpx>",
+            "badPoint", 32, "latitude 91"
+        ),
+        (
+            "<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"east\"><time>2020-01-01T00:00:00Z</time></trkpt></trkseg></trk></gpx>",
+            "badPoint", 32, "lon=\"east\""
+        ),
+        (
+            "<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"></trkpt></trkseg></trk></gpx>", "badPoint",
+            32, "without <time>"
+        ),
+        (
+            "<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>yesterday</time></trkpt></trkseg></trk></gpx>",
+            "badPoint", 55, "yesterday"
+        ),
+        (
+            "<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>1969-12-31T23:59:59Z</time></trkpt></trkseg></trk></gpx>",
+            "badPoint", 55, "ISO 8601"
+        ),
+        (
+            "<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><ele>high</ele><time>2020-01-01T00:00:00Z</time></trkpt></trkseg></trk></gpx>",
+            "badPoint", 55, "<ele>high"
+        ),
         ("<gpx version=\"1.1\"><trkpt lat=\"1\" lon=\"2\"/></gpx>", "malformed", 19, "outside a <trkseg>"),
         ("<!DOCTYPE gpx [<!ENTITY a \"b\">]><gpx version=\"1.1\"></gpx>", "malformed", 0, "DOCTYPE"),
         ("<gpx version=\"1.1\">&bogus;</gpx>", "malformed", 19, "&bogus;"),
@@ -181,26 +203,65 @@ private func time(_ text: String) -> FixTime { TrackTime.parse(text)! }
     }
 
     @Test(arguments: [
-        (#"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"2020-01-01T00:00:00Z"}"#, "malformed", 81, "ends inside"),
-        (#"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"2020-01-01T00:0"#, "malformed", 74, "ends inside"),
-        (#"{"locations":[{"latitudeE7":"1","longitudeE7":2,"timestamp":"2020-01-01T00:00:00Z"}]}"#, "badPoint", 14, "latitudeE7 must be a whole number, not a string"),
-        (#"{"locations":[{"latitudeE7":910000000,"longitudeE7":2,"timestamp":"2020-01-01T00:00:00Z"}]}"#, "badPoint", 14, "latitude 91"),
-        (#"{"locations":[{"latitudeE7":1,"longitudeE7":-1810000000,"timestamp":"2020-01-01T00:00:00Z"}]}"#, "badPoint", 14, "longitude -181"),
+        (
+            #"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"2020-01-01T00:00:00Z"}"#, "malformed", 81,
+            "ends inside"
+        ),
+        (
+            #"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"2020-01-01T00:0"#, "malformed", 74,
+            "ends inside"
+        ),
+        (
+            #"{"locations":[{"latitudeE7":"1","longitudeE7":2,"timestamp":"2020-01-01T00:00:00Z"}]}"#, "badPoint", 14,
+            "latitudeE7 must be a whole number, not a string"
+        ),
+        (
+            #"{"locations":[{"latitudeE7":910000000,"longitudeE7":2,"timestamp":"2020-01-01T00:00:00Z"}]}"#, "badPoint",
+            14, "latitude 91"
+        ),
+        (
+            #"{"locations":[{"latitudeE7":1,"longitudeE7":-1810000000,"timestamp":"2020-01-01T00:00:00Z"}]}"#,
+            "badPoint", 14, "longitude -181"
+        ),
         (#"{"locations":[{"latitudeE7":1,"longitudeE7":2}]}"#, "badPoint", 14, "no \"timestamp\""),
         (#"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestampMs":"-5"}]}"#, "badPoint", 14, "timestampMs"),
-        (#"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"10000-01-01T00:00:00Z"}]}"#, "badPoint", 14, "ISO 8601"),
-        (#"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"2020-01-01T00:00:00Z","accuracy":-3}]}"#, "badPoint", 14, "accuracy -3"),
-        (#"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"2020-01-01T00:00:00Z","accuracy":"big"}]}"#, "badPoint", 14, "accuracy must be a number"),
+        (
+            #"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"10000-01-01T00:00:00Z"}]}"#, "badPoint", 14,
+            "ISO 8601"
+        ),
+        (
+            #"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"2020-01-01T00:00:00Z","accuracy":-3}]}"#,
+            "badPoint", 14, "accuracy -3"
+        ),
+        (
+            #"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"2020-01-01T00:00:00Z","accuracy":"big"}]}"#,
+            "badPoint", 14, "accuracy must be a number"
+        ),
         (#"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"2020-01-01T00:00:00Z"},]}"#, "malformed", 82, ""),
         (#"{"locations":[{"latitudeE7":1,,"longitudeE7":2}]}"#, "malformed", 30, ""),
         (#"{"locations":[42]}"#, "badPoint", 14, "must be an object, not a number"),
         (#"{"locations":[{"latitudeE7":1e400}]}"#, "malformed", 28, ""),
-        (#"{"semanticSegments":[{"timelinePath":[{"point":"91°, 4°","time":"2024-01-01T00:00:00Z"}]}]}"#, "badPoint", 21, "latitude 91"),
-        (#"{"semanticSegments":[{"timelinePath":[{"point":"north","time":"2024-01-01T00:00:00Z"}]}]}"#, "badPoint", 21, "timelinePath[0].point"),
+        (
+            #"{"semanticSegments":[{"timelinePath":[{"point":"91°, 4°","time":"2024-01-01T00:00:00Z"}]}]}"#, "badPoint",
+            21, "latitude 91"
+        ),
+        (
+            #"{"semanticSegments":[{"timelinePath":[{"point":"north","time":"2024-01-01T00:00:00Z"}]}]}"#, "badPoint",
+            21, "timelinePath[0].point"
+        ),
         (#"{"semanticSegments":[{"timelinePath":{}}]}"#, "badPoint", 21, "must be an array"),
-        (#"{"semanticSegments":[{"startTime":"2024-01-01T01:00:00Z","endTime":"2024-01-01T00:00:00Z","visit":{"topCandidate":{"placeLocation":{"latLng":"1°, 2°"}}}}]}"#, "badPoint", 21, "after its endTime"),
-        (#"{"semanticSegments":[{"startTime":"2024-01-01T01:00:00Z","endTime":"2024-01-01T02:00:00Z","visit":{"topCandidate":{}}}]}"#, "badPoint", 21, "placeLocation"),
-        (#"{"rawSignals":[{"position":{"LatLng":"1°, 2°","timestamp":5}}]}"#, "badPoint", 15, "timestamp must be an ISO 8601 time, not a number"),
+        (
+            #"{"semanticSegments":[{"startTime":"2024-01-01T01:00:00Z","endTime":"2024-01-01T00:00:00Z","visit":{"topCandidate":{"placeLocation":{"latLng":"1°, 2°"}}}}]}"#,
+            "badPoint", 21, "after its endTime"
+        ),
+        (
+            #"{"semanticSegments":[{"startTime":"2024-01-01T01:00:00Z","endTime":"2024-01-01T02:00:00Z","visit":{"topCandidate":{}}}]}"#,
+            "badPoint", 21, "placeLocation"
+        ),
+        (
+            #"{"rawSignals":[{"position":{"LatLng":"1°, 2°","timestamp":5}}]}"#, "badPoint", 15,
+            "timestamp must be an ISO 8601 time, not a number"
+        ),
         (#"{"something":[1,2]}"#, "unknownFormat", 0, "not a Google location export"),
         (#"{"locations":[]} {"#, "malformed", 17, "after the end"),
         (#"[{"startTime":"2024-01-01T01:00:00Z"}]"#, "unknownFormat", 0, "iPhone"),
@@ -222,7 +283,8 @@ private func time(_ text: String) -> FixTime { TrackTime.parse(text)! }
     }
 
     @Test func anOversizeRecordIsRefusedAtItsStart() {
-        let big = #"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"2020-01-01T00:00:00Z","pad":""#
+        let big =
+            #"{"locations":[{"latitudeE7":1,"longitudeE7":2,"timestamp":"2020-01-01T00:00:00Z","pad":""#
             + String(repeating: "x", count: 5000) + #""}]}"#
         let result = failure(big, maxRecordBytes: 1000)
         #expect(result?.0 == .tooLarge)
@@ -238,7 +300,9 @@ private func time(_ text: String) -> FixTime { TrackTime.parse(text)! }
             defer { produced += 1 }
             if produced == 0 { return Array(#"{"locations":["#.utf8) }
             if produced <= 20_000 { return record }
-            if produced == 20_001 { return Array(#"{"latitudeE7":1,"longitudeE7":2,"timestamp":"2022-01-12T17:18:25Z"}]}"#.utf8) }
+            if produced == 20_001 {
+                return Array(#"{"latitudeE7":1,"longitudeE7":2,"timestamp":"2022-01-12T17:18:25Z"}]}"#.utf8)
+            }
             return nil
         }
         var count = 0
