@@ -34,6 +34,8 @@ public final class TrackImport {
         public var days = 0
         /// Days still to merge.
         public var daysLeft = 0
+
+        public init() {}
     }
 
     private enum Phase {
