@@ -74,6 +74,7 @@ private func failure(_ text: String) -> ProtocolError? {
                 #"{"op":"clearTrack","before":"2025-12-01T01:00:00+01:00"}"#,
                 .clearTrack(before: FixTime(secondsSince1970: 1_764_547_200))
             ),
+            (#"{"op":"importTrack","action":"commit"}"#, .importTrack(.commit)),
             (#"{"op":"reverseGeocode"}"#, .geo(.reverseGeocode(coordinate: nil))),
             (
                 #"{"op":"searchPlaces","query":"enk"}"#,

@@ -281,7 +281,7 @@ let minimalLocation = Location(latitude: -33.9, longitude: 151.2, mode: .twoD)
     }
 
     @Test func adminOperations() throws {
-        let admin = ["pause", "resume", "reload", "authorize", "clearTrack"]
+        let admin = ["pause", "resume", "reload", "authorize", "clearTrack", "importTrack"]
         for name in ClientRequest.operationNames {
             var line = #"{"op":"\#(name)","keyPath":"state","type":"always","policy":{},"subject":"a","status":"deny"}"#
             if name == "startUpdatingLocation" { line = #"{"op":"startUpdatingLocation"}"# }
@@ -290,6 +290,7 @@ let minimalLocation = Location(latitude: -33.9, longitude: 151.2, mode: .twoD)
                 line = #"{"op":"\#(name)","query":"a"}"#
             }
             if name == "reverseGeocode" { line = #"{"op":"reverseGeocode"}"# }
+            if name == "importTrack" { line = #"{"op":"importTrack","action":"abort"}"# }
             // The places ops refuse members they do not use.
             if PlacesRequest.operationNames.contains(name) { line = #"{"op":"\#(name)","name":"a"}"# }
             if name == "places" || name.hasSuffix("Monitoring") { line = #"{"op":"\#(name)"}"# }
