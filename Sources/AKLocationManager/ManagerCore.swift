@@ -433,8 +433,9 @@ struct ManagerCore {
                     .didChange(
                         AKLocationManagerChange(keyPath: change.keyPath.description, new: change.new, old: change.old)))
             )
-        case .hello, .reply, .didEnterRegion, .didExitRegion, .unknown:
-            // Region events have no delegate call; events of a newer
+        case .hello, .reply, .didEnterRegion, .didExitRegion, .didVisit, .unknown:
+            // Region and visit events have no delegate call (the `visit` key
+            // path is observed like any other); events of a newer
             // protocol revision are ignored, as the protocol asks.
             break
         }

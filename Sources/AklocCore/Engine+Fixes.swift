@@ -117,7 +117,7 @@ extension Engine {
                 delivered += 1
                 emitDerivedChange(new, index: index, slot: slot, id: id, &changes)
                 continue
-            case .state, .source, .authorizationStatus, .regions, .satellites:
+            case .state, .source, .authorizationStatus, .regions, .satellites, .visit:
                 continue
             }
             delivered += 1

@@ -10,8 +10,9 @@ extension Engine {
         var authorization = peer.authorization
         // A decision the uid made earlier answers for its new connections.
         if authorization == .notDetermined, let decided = decisions[peer.uid] { authorization = decided }
-        let subscriber = Subscriber(
+        var subscriber = Subscriber(
             id: id, uid: peer.uid, authorization: authorization, sessionActive: peer.sessionActive)
+        subscriber.isAdmin = peer.isAdmin
         subscribers.insert(subscriber, at: insertionPoint(for: id))
     }
 
@@ -61,6 +62,9 @@ extension Engine {
             return .success(.done)
 
         case .get(let keyPath):
+            if keyPath.readsHistory, !subscribers[index].readsHistory {
+                return .failure(notHistory(subscribers[index]))
+            }
             if keyPath.revealsLocation, !subscribers[index].authorization.allowsLocation {
                 return .failure(notAuthorized(subscribers[index]))
             }
@@ -79,6 +83,15 @@ extension Engine {
             case .failure(let error): return .failure(error)
             }
             subscribers[index].defaultPolicy = policy
+            return .success(.done)
+
+        case .startMonitoringVisits:
+            guard subscribers[index].readsHistory else { return .failure(notHistory(subscribers[index])) }
+            subscribers[index].monitoringVisits = true
+            return .success(.done)
+
+        case .stopMonitoringVisits:
+            subscribers[index].monitoringVisits = false
             return .success(.done)
 
         case .pause:
@@ -125,6 +138,9 @@ extension Engine {
         switch validated(requested, for: subscribers[index]) {
         case .success(let valid): policy = valid
         case .failure(let error): return .failure(error)
+        }
+        if keyPath.readsHistory, !subscribers[index].readsHistory {
+            return .failure(notHistory(subscribers[index]))
         }
         if keyPath.revealsLocation, !subscribers[index].authorization.allowsLocation {
             return .failure(notAuthorized(subscribers[index]))
@@ -179,6 +195,13 @@ extension Engine {
         } catch {
             return .failure(EngineError(error))
         }
+    }
+
+    private func notHistory(_ subscriber: Subscriber) -> EngineError {
+        EngineError(
+            .notAuthorized,
+            "visits need an \"always\" authorization or the admin group: they are history "
+                + "(status \(subscriber.authorization.rawValue))")
     }
 
     private func notAuthorized(_ subscriber: Subscriber) -> EngineError {

@@ -37,6 +37,14 @@ extension Engine {
         var monitoring = false
         /// The `regions` key path: places its region monitor has it inside.
         var regions: [String] = []
+        /// Root or the admin group.
+        var isAdmin = false
+        /// Wants `didVisit` events (`startMonitoringVisits`).
+        var monitoringVisits = false
+
+        /// May learn history (the `visit` key path, `didVisit`): as the
+        /// track, `always` subscribers and admins.
+        var readsHistory: Bool { isAdmin || authorization == .authorizedAlways }
 
         /// Authorization and lifecycle allow locations (pause aside).
         var receivesLocations: Bool {
@@ -197,6 +205,7 @@ extension Engine {
         case .authorizationStatus: .string(subscriber.authorization.rawValue)
         case .regions: subscriber.receivesLocations ? .names(subscriber.regions) : .null
         case .satellites: subscriber.receivesLocations ? lastSky.map(KeyPathValue.sky) ?? .null : .null
+        case .visit: subscriber.readsHistory ? currentVisit.map(KeyPathValue.json) ?? .null : .null
         }
     }
 }

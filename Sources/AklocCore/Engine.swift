@@ -58,6 +58,8 @@ public struct Engine: Sendable {
     var lastFixLive = false
     /// The selected receiver's latest SKY: the `satellites` key path.
     var lastSky: SkyView?
+    /// The visit under way, as the timeline feature last told it (its wire object).
+    var currentVisit: [UInt8]?
     /// Whether the latest TPV had a fix (mode >= 2): `running` vs `searching`.
     var latestHadFix = false
     var subscribers: [Subscriber] = []
@@ -120,6 +122,8 @@ public struct Engine: Sendable {
         case .monitoringChanged(let id, let on): handleMonitoringChanged(id, on)
         case .regionsChanged(let id, let names, let crossed): handleRegionsChanged(id, names, crossed, &step)
         case .sky(let sky): handleSky(sky, at: now, &step)
+        case .visited(let visit, let departed): handleVisited(visit, departed: departed, &step)
+        case .adminChanged(let id, let admin): handleAdminChanged(id, admin)
         }
         return finish(step)
     }

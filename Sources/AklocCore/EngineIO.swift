@@ -89,6 +89,13 @@ extension Engine {
         case regionsChanged(SubscriberID, [String], crossed: [RegionCrossing] = [])
         /// A SKY report from the selected receiver: the `satellites` key path's value.
         case sky(SkyView)
+        /// The timeline's detector saw a visit begin (`departed` false: the
+        /// `visit` key path's new value) or end (the key path becomes null);
+        /// `visit` is its wire object, told as `didVisit` (DESIGN §15).
+        case visited(visit: [UInt8], departed: Bool)
+        /// A reload made this client an admin or took it away: admins may
+        /// read history (`visit`, `didVisit`) whatever their authorization.
+        case adminChanged(SubscriberID, Bool)
     }
 
     public struct Peer: Hashable, Sendable {
@@ -96,11 +103,16 @@ extension Engine {
         public var authorization: AuthorizationStatus
         /// Whether the uid has an active login session (true where logind is absent).
         public var sessionActive: Bool
+        /// Root or the admin group: may read history (the `visit` key path).
+        public var isAdmin: Bool
 
-        public init(uid: UInt32, authorization: AuthorizationStatus, sessionActive: Bool = true) {
+        public init(
+            uid: UInt32, authorization: AuthorizationStatus, sessionActive: Bool = true, isAdmin: Bool = false
+        ) {
             self.uid = uid
             self.authorization = authorization
             self.sessionActive = sessionActive
+            self.isAdmin = isAdmin
         }
     }
 
@@ -121,6 +133,10 @@ extension Engine {
         /// The connection's default policy for later starts and observations;
         /// members left out keep their value from the current default.
         case configure(ThrottlePolicy.Partial)
+        /// `didVisit` events from now on (CoreLocation's
+        /// `startMonitoringVisits`), or no more.
+        case startMonitoringVisits
+        case stopMonitoringVisits
         /// Admin requests: the shell checks the peer is allowed before sending them.
         case pause
         case resume
@@ -149,6 +165,9 @@ extension Engine {
         case change(keyPath: KeyPath, new: KeyPathValue, old: KeyPathValue?)
         /// `didEnterRegion` or `didExitRegion`.
         case didCrossRegion(RegionCrossing)
+        /// A visit began (no departure) or ended (the same visit with its
+        /// departure): its wire object, as CoreLocation's `didVisit`.
+        case didVisit([UInt8])
     }
 
     public enum Reply: Sendable, Hashable {

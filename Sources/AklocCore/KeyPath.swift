@@ -19,6 +19,10 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
         /// What the selected receiver sees of the sky, from gpsd's SKY
         /// (DESIGN §16): it places the receiver, so `myLocation`'s authorization applies.
         case satellites
+        /// The visit under way (DESIGN §15) or null, set by the timeline
+        /// feature (`Input.visited`): it is history, so only subscribers that
+        /// may read the track get it (`readsHistory`).
+        case visit
     }
 
     /// The members of a location a key path may name.
@@ -62,6 +66,10 @@ public struct KeyPath: Hashable, Sendable, CustomStringConvertible {
     /// Whether the path reveals the position: `myLocation`'s authorization
     /// applies (`regions` too: the places the fix is inside, DESIGN §9).
     public var revealsLocation: Bool { isLocation || isDerived || root == .regions || root == .satellites }
+
+    /// Whether the path is history (where one stays, since when): only
+    /// `always` subscribers and admins, as for the track.
+    public var readsHistory: Bool { root == .visit }
 
     public var description: String {
         member.map { "\(root.rawValue).\($0.rawValue)" } ?? root.rawValue

@@ -58,7 +58,8 @@ extension Daemon {
             .connect(
                 id,
                 Engine.Peer(
-                    uid: credentials.uid, authorization: status, sessionActive: sessions.isActive(uid: credentials.uid))
+                    uid: credentials.uid, authorization: status, sessionActive: sessions.isActive(uid: credentials.uid),
+                    isAdmin: client.isAdmin)
             ))
     }
 

@@ -67,7 +67,11 @@ extension Daemon {
         let decisions = engine.persistentState.authorizationDecisions
         for client in server.clients.values.sorted(by: { $0.id < $1.id }) {
             let identity = settings.identity(uid: client.credentials.uid, gid: client.credentials.gid)
-            client.isAdmin = settings.authorizer.isAdmin(identity)
+            let isAdmin = settings.authorizer.isAdmin(identity)
+            if isAdmin != client.isAdmin {
+                client.isAdmin = isAdmin
+                run(.adminChanged(client.id, isAdmin))
+            }
             let status = settings.authorizer.status(for: identity, decisions: decisions)
             if status != engine.authorizationStatus(of: client.id) {
                 run(.authorizationChanged(client.id, status))

@@ -76,6 +76,8 @@ public struct ClientRequest: Sendable, Equatable {
                 case .requestLocation: "requestLocation"
                 case .requestAuthorization: "requestAuthorization"
                 case .configure: "configure"
+                case .startMonitoringVisits: "startMonitoringVisits"
+                case .stopMonitoringVisits: "stopMonitoringVisits"
                 case .pause: "pause"
                 case .resume: "resume"
                 }
@@ -112,6 +114,7 @@ public struct ClientRequest: Sendable, Equatable {
             "observe", "unobserve", "get", "startUpdatingLocation", "stopUpdatingLocation", "requestLocation",
             "requestAuthorization", "configure", "status", "pause", "resume", "reload", "authorize",
             "reverseGeocode", "searchPlaces", "countries", "track", "clearTrack", "importTrack", "visits", "trips",
+            "startMonitoringVisits", "stopMonitoringVisits",
         ] + PlacesRequest.operationNames
 
     /// `requestLocation` waits this long when the request names no `timeout`.
@@ -124,7 +127,8 @@ private func sameRequest(_ a: Engine.Request, _ b: Engine.Request) -> Bool {
     switch (a, b) {
     case (.startUpdatingLocation(let p1, let e1), .startUpdatingLocation(let p2, let e2)):
         p1 == p2 && e1 == e2
-    case (.stopUpdatingLocation, .stopUpdatingLocation), (.pause, .pause), (.resume, .resume):
+    case (.stopUpdatingLocation, .stopUpdatingLocation), (.pause, .pause), (.resume, .resume),
+        (.startMonitoringVisits, .startMonitoringVisits), (.stopMonitoringVisits, .stopMonitoringVisits):
         true
     case (.observe(let k1, let i1, let o1, let p1), .observe(let k2, let i2, let o2, let p2)):
         k1 == k2 && i1 == i2 && o1 == o2 && p1 == p2
@@ -183,7 +187,7 @@ extension ClientRequest {
                     writePolicy(policy, to: &writer)
                 }
                 if everyEpoch { writer.raw(",\"everyEpoch\":true") }
-            case .stopUpdatingLocation, .pause, .resume:
+            case .stopUpdatingLocation, .pause, .resume, .startMonitoringVisits, .stopMonitoringVisits:
                 break
             case .observe(let keyPath, let initial, let old, let policy):
                 writer.raw(",\"keyPath\":")

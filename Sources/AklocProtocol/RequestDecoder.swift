@@ -64,6 +64,10 @@ extension ClientRequest {
                     everyEpoch: try args.bool("everyEpoch") ?? false))
         case "stopUpdatingLocation":
             return .engine(.stopUpdatingLocation)
+        case "startMonitoringVisits":
+            return .engine(.startMonitoringVisits)
+        case "stopMonitoringVisits":
+            return .engine(.stopMonitoringVisits)
         case "observe":
             let keyPath = try args.keyPath()
             var initial = false

@@ -59,6 +59,9 @@ public enum ServerEncoder {
             writer.bytes.append(contentsOf: crossing.place)
             writer.raw(",\"location\":")
             writeLocation(crossing.location, to: &writer)
+        case .didVisit(let visit):
+            writer.raw("{\"event\":\"didVisit\",\"visit\":")
+            writer.bytes += visit
         }
         writer.raw("}\n")
         return writer.bytes
@@ -239,7 +242,7 @@ extension Engine.Event {
             afterTimeInterval == nil ? "didUpdateLocation/epoch" : "didUpdateLocation"
         case .change(let keyPath, _, _):
             keyPath.revealsLocation ? "change/\(keyPath)" : nil
-        case .didGetFirstLocation, .didGetError, .didGetNotification, .didCrossRegion:
+        case .didGetFirstLocation, .didGetError, .didGetNotification, .didCrossRegion, .didVisit:
             nil
         }
     }

@@ -26,6 +26,9 @@ public enum ServerEvent: Hashable, Sendable {
     case change(Change)
     case didEnterRegion(Region)
     case didExitRegion(Region)
+    /// A visit began (no `departure`) or ended (the same visit with its
+    /// `departure`): the visit's wire object (docs/protocol.md, `visits`).
+    case didVisit(JSONValue)
     /// An event (or a notification, an error, a key path) of a newer
     /// protocol revision: its `event` name and all of its members.
     case unknown(name: String, fields: [String: JSONValue])
@@ -85,7 +88,7 @@ public enum ServerEvent: Hashable, Sendable {
         case .didGetFirstLocation(let location), .didUpdateLocation(let location, _): location
         case .didEnterRegion(let region), .didExitRegion(let region): region.location
         case .change(let change): change.newLocation
-        case .hello, .reply, .didGetError, .didGetNotification, .unknown: nil
+        case .hello, .reply, .didGetError, .didGetNotification, .didVisit, .unknown: nil
         }
     }
 
@@ -176,6 +179,14 @@ public enum ServerEvent: Hashable, Sendable {
             return .didEnterRegion(try region(fields))
         case "didExitRegion":
             return .didExitRegion(try region(fields))
+        case "didVisit":
+            let visit = try fields.require("visit", "a visit object") { value in
+                if case .object = value { value } else { nil }
+            }
+            guard case .string? = visit["arrival"] else {
+                throw ProtocolError(.badRequest, "\"visit.arrival\" must be a time string")
+            }
+            return .didVisit(visit)
         default:
             return .unknown(name: name, fields: members)
         }

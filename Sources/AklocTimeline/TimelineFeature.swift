@@ -9,6 +9,10 @@ import AklocTrack
 /// `[timeline]` as a feature (DESIGN §15, docs/timeline.md): visits and the
 /// trips between them, computed from the track journal by the one
 /// `VisitDetector`. History: the `visits` and `trips` ops over any range.
+/// Live: the same detector fed each point as the track records it, primed
+/// with the journal's last `lookBack`, telling the engine each arrival and
+/// departure (the `visit` key path, `didVisit`), so live and history see the
+/// same fixes and find the same visits.
 /// It reads the track the track feature posts (`TrackHistory`), names
 /// places with the geo feature's lookups (`PlaceDescriber`) and the saved
 /// places (`SavedPlaces`), all facts, so it names no other feature.
@@ -21,6 +25,8 @@ public final class TimelineFeature: Feature {
     private var history: TrackHistory?
     private var describer: PlaceDescriber?
     private var places = SavedPlaces()
+    /// The live detector, once the track is posted.
+    private var live: VisitDetector?
 
     /// How far before a range the detector starts, so a visit under way at
     /// its start is found with its real arrival.
@@ -39,12 +45,71 @@ public final class TimelineFeature: Feature {
     }
 
     public func start() throws(ComponentError) {
-        host.observe(TrackHistory.self) { [weak self] in self?.history = $0 }
+        host.observe(TrackHistory.self) { [weak self] in self?.follow($0) }
         host.observe(PlaceDescriber.self) { [weak self] in self?.describer = $0 }
         host.observe(SavedPlaces.self) { [weak self] in self?.places = $0 }
     }
 
     public func stop() {}
+
+    /// Primes the live detector with the journal's last `lookBack` (so a
+    /// visit under way at start has its real arrival), then feeds it every
+    /// point the track records.
+    private func follow(_ history: TrackHistory) {
+        self.history = history
+        var detector = VisitDetector(settings: settings)
+        let now = host.clock.wallNow()
+        do {
+            try history.forEach(
+                since: FixTime(secondsSince1970: max(0, now.secondsSince1970 - Self.lookBack)),
+                until: FixTime(secondsSince1970: now.secondsSince1970 + 1)
+            ) { point in
+                if let fix = TimelineFix(point) { _ = detector.add(fix) }
+                return true
+            }
+        } catch {
+            host.log(.warning, "the live visit starts without the journal's last days: \(error.message)")
+        }
+        live = detector
+        if let current = detector.currentVisit { tell(current, departed: false) }
+        history.onRecord { [weak self] point in self?.record(point) }
+    }
+
+    private func record(_ point: TrackPoint) {
+        guard var detector = live, let fix = TimelineFix(point) else { return }
+        live = nil
+        let events = detector.add(fix)
+        live = detector
+        for event in events {
+            switch event {
+            case .arrived(let visit): tell(visit, departed: false)
+            case .departed(let visit): tell(visit, departed: true)
+            case .tripEnded: break
+            }
+        }
+    }
+
+    /// The engine tells the readers of history (the `visit` key path, `didVisit`).
+    private func tell(_ found: DetectedVisit, departed: Bool) {
+        let visit = TimelineNamer(describer: describer, places: places, uid: nil).visit(found)
+        var writer = JSONWriter(capacity: 512)
+        writer.value(visit.json)
+        host.run(.visited(visit: writer.bytes, departed: departed))
+    }
+
+    /// Live visits come from the track: without one they never change.
+    public func refusal(of request: Engine.Request) -> ProtocolError? {
+        guard history == nil else { return nil }
+        let asksVisits: Bool
+        switch request {
+        case .observe(let keyPath, _, _, _), .get(let keyPath): asksVisits = keyPath.readsHistory
+        case .startMonitoringVisits: asksVisits = true
+        default: asksVisits = false
+        }
+        guard asksVisits else { return nil }
+        return ProtocolError(
+            .unavailable, "no track is recorded ([track] enable = no, or its journal failed): visits come from it")
+    }
 
     public func apply(_ settings: TimelineSettings) {
         host.log(.notice, "[timeline] applies at the next restart; visits keep the running settings")

@@ -9,7 +9,7 @@ import AklocProtocol
 struct TimelineNamer {
     var describer: PlaceDescriber?
     var places: SavedPlaces
-    /// Whose saved places count (the asker's and the shared ones).
+    /// Whose saved places count (the asker's and the shared ones; nil: the shared ones).
     var uid: UInt32?
 
     func visit(_ found: DetectedVisit) -> Visit {
@@ -27,11 +27,11 @@ struct TimelineNamer {
         return visit
     }
 
-    /// The nearest saved place whose radius holds the point.
+    /// The nearest saved place whose radius holds the point (without an
+    /// asker, as the live `visit` is shared by every reader: the shared places).
     func place(containing point: Coordinate) -> String? {
-        guard let uid else { return nil }
         var best: (name: String, distance: Double)?
-        for place in places.visible(to: uid) {
+        for place in uid.map({ places.visible(to: $0) }) ?? places.shared {
             let distance = place.coordinate.distance(to: point)
             if distance <= place.radius, distance < best?.distance ?? .infinity { best = (place.name, distance) }
         }

@@ -86,6 +86,8 @@ private func failure(_ text: String) -> ProtocolError? {
                 #"{"op":"trips","since":1764547200}"#,
                 .trips(TimelineQuery(since: FixTime(secondsSince1970: 1_764_547_200)))
             ),
+            (#"{"op":"startMonitoringVisits"}"#, .engine(.startMonitoringVisits)),
+            (#"{"op":"stopMonitoringVisits"}"#, .engine(.stopMonitoringVisits)),
         ]
         for (line, operation) in cases {
             let decoded = try request(line)

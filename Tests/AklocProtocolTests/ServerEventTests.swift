@@ -108,6 +108,24 @@ import Testing
             try Self.decode(left) == .didExitRegion(.init(name: Self.home.name, place: nil, location: minimalLocation)))
     }
 
+    @Test func visitEventsRoundTrip() throws {
+        let visit = Visit(
+            arrival: FixTime(secondsSince1970: 1_764_486_131), departure: FixTime(secondsSince1970: 1_764_502_205),
+            coordinate: Coordinate(latitude: 52.7012, longitude: 5.2871), radius: 7.4, place: "Home")
+        var writer = JSONWriter(capacity: 256)
+        writer.value(visit.json)
+        let line = ServerEncoder.event(.didVisit(writer.bytes))
+        #expect(
+            String(decoding: line, as: UTF8.self)
+                == #"{"event":"didVisit","visit":{"arrival":"2025-11-30T07:02:11.000Z","coordinate":{"latitude":52.7012,"longitude":5.2871},"departure":"2025-11-30T11:30:05.000Z","place":"Home","radius":7.4}}"#
+                + "\n")
+        #expect(try Self.decode(line) == .didVisit(visit.json))
+        #expect(throws: ProtocolError.self) {
+            try ServerEvent.decode(Array(#"{"event":"didVisit","visit":{}}"#.utf8)).get()
+        }
+        #expect(throws: ProtocolError.self) { try ServerEvent.decode(Array(#"{"event":"didVisit"}"#.utf8)).get() }
+    }
+
     @Test func everyReplyRoundTrips() throws {
         let cases: [([UInt8], RequestID?, Result<JSONValue, ProtocolError>)] = [
             (ServerEncoder.reply(id: 1, .success(.done)), 1, .success(nil)),
@@ -171,7 +189,7 @@ import Testing
 
     @Test func whatANewerDaemonAddsIsUnknownNotAnError() throws {
         let lines = [
-            #"{"event":"didVisit","place":"Haven"}"#,
+            #"{"event":"didDetectActivity","activity":"walking"}"#,
             #"{"event":"didGetNotification","notification":"somethingNew"}"#,
             #"{"event":"didGetError","error":"somethingWrong"}"#,
             #"{"event":"change","keyPath":"jammingIndicator","new":12}"#,

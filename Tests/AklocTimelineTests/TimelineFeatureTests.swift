@@ -22,9 +22,14 @@ import Testing
         let timeline: TimelineFeature
         let recorder: SubscriberID
 
-        init(directory: String, settings: TimelineSettings = TimelineSettings()) throws {
+        /// `wallClock`: seconds since 1970 the host's clock starts at (a restart later in the day).
+        init(directory: String, settings: TimelineSettings = TimelineSettings(), wallClock: Double? = nil) throws {
             host = FakeHost(stateDirectory: directory)
             let host = host
+            if let wallClock {
+                let origin = Double(host.time.wallOrigin.secondsSince1970)
+                if wallClock > origin { host.sync { host.time.advance(by: wallClock - origin) } }
+            }
             (track, timeline) = try host.sync {
                 let track = try #require(TrackFeature.make(TrackSettings(), host: host))
                 try track.start()
