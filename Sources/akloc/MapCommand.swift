@@ -12,7 +12,8 @@ struct MapCommand: Command {
     static let name = "map"
     static let abstract = "Serve a live map page (or write a snapshot) of the position, track and places"
     static let usage =
-        "map [--listen ADDR:PORT] [--output FILE.html] [--open] [--since WHEN] [--tiles URL-TEMPLATE|FILE.mbtiles] "
+        "map [--listen ADDR:PORT] [--output FILE.html] [--open] [--since WHEN] [--day YYYY-MM-DD] "
+        + "[--tiles URL-TEMPLATE|FILE.mbtiles] "
         + "[--marker-image PATH] [--place-image NAME=PATH]… [--theme light|dark|auto] [--callout-template FILE] "
         + "[--data-dir DIR] [--leaflet-dir DIR] [--request-timeout S]"
     static let details = """
@@ -30,6 +31,8 @@ struct MapCommand: Command {
           --open                 open the page in the user's browser (xdg-open)
           --since WHEN           the track's start (default 24h): a duration back from now (90m, 2h,
                                  3d, 45s, 1w), an ISO 8601 date or time, or epoch seconds
+          --day YYYY-MM-DD       open on that day of the timeline: its visits and the trips between
+                                 them (the page's day picker chooses others; a snapshot has this one)
           --tiles URL-TEMPLATE   add a tile layer, e.g. http://tiles.local/{z}/{x}/{y}.png
           --tiles FILE.mbtiles   serve the raster tiles (PNG, JPEG, WebP) of a local MBTiles file, offline
           --marker-image PATH    the position's image (PNG or SVG; default an arrow turned to the course)
@@ -51,6 +54,7 @@ struct MapCommand: Command {
     var output: String?
     var open: Bool
     var since: FixTime?
+    var day: LocalDay?
     var tiles: String?
     var markerImage: String?
     var placeImages: [(name: String, path: String)] = []
@@ -88,8 +92,8 @@ struct MapCommand: Command {
         let scanner = try ArgumentScanner(
             rest,
             options: [
-                "--listen", "--output", "--since", "--tiles", "--marker-image", "--theme", "--callout-template",
-                "--data-dir", "--leaflet-dir", "--request-timeout",
+                "--listen", "--output", "--since", "--day", "--tiles", "--marker-image", "--theme",
+                "--callout-template", "--data-dir", "--leaflet-dir", "--request-timeout",
             ],
             flags: ["--open"])
         guard scanner.positionals.isEmpty else { throw .usage("map takes no arguments: '\(scanner.positionals[0])'") }
@@ -102,6 +106,7 @@ struct MapCommand: Command {
         output = scanner.value("--output")
         open = scanner.flag("--open")
         since = try TimeOption.parse(scanner.value("--since") ?? "24h", option: "--since", now: TimeOption.now())
+        day = try scanner.value("--day").map { text throws(CLIError) in try LocalDay(parsing: text, option: "--day") }
         tiles = scanner.value("--tiles")
         markerImage = scanner.value("--marker-image")
         theme = scanner.value("--theme") ?? "auto"
@@ -209,6 +214,7 @@ struct MapCommand: Command {
     func run(_ context: CommandContext) throws(CLIError) -> Int32 {
         let mbtiles = try mbtiles()
         var page = try page(mbtiles: mbtiles)
+        page.day = day?.text
         if let output {
             if let mbtiles {
                 // A snapshot is one file: the tileset stays where it is, and the base map is drawn instead.
@@ -226,6 +232,10 @@ struct MapCommand: Command {
             "countries": countries(), "track": data.track(), "places": data.places(),
             "createdAt": .double(TimeOption.now()),
         ]
+        if let day {
+            let range = day.range
+            snapshot["day"] = ["date": .string(day.text), "layer": data.day(since: range.since, until: range.until)]
+        }
         if let connection = try? DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout),
             let location = try? connection.call(.engine(.get(AklocCore.KeyPath(.myLocation)))),
             location.objectValue != nil

@@ -75,6 +75,71 @@ struct MapData: Sendable {
         return Self.collection(features)
     }
 
+    /// The day view's layer (docs/map.md): the visits of `since`..<`until`
+    /// as Point features and the trips between them as LineString features
+    /// along the track they followed (straight from visit to visit when the
+    /// track has fewer than two points there), with `akloc.since` and
+    /// `akloc.until` as asked. Properties are the ops' own members.
+    func day(since: FixTime, until: FixTime) -> JSONValue {
+        var features: [JSONValue] = []
+        var range: [String: JSONValue] = ["since": .int(since.secondsSince1970), "until": .int(until.secondsSince1970)]
+        do {
+            let connection = try DaemonConnection(path: socketPath, timeout: AklocCLI.replyTimeout)
+            let query = TimelineQuery(since: since, until: until)
+            let trips = try connection.call(.trips(query))["trips"]?.arrayValue ?? []
+            for trip in trips {
+                var line = try path(of: trip, connection)
+                if line.count < 2 {
+                    line = [trip["from"]?["coordinate"], trip["to"]?["coordinate"]].compactMap(Self.coordinate(of:))
+                        .map { [.double($0.longitude), .double($0.latitude)] }
+                }
+                guard line.count >= 2, var properties = trip.objectValue else { continue }
+                // The ends are the visits drawn beside it; only their times stay.
+                properties["from"] = nil
+                properties["to"] = nil
+                features.append([
+                    "type": "Feature", "geometry": ["type": "LineString", "coordinates": .array(line)],
+                    "properties": ["kind": "trip", "trip": .object(properties)],
+                ])
+            }
+            for visit in try connection.call(.visits(query))["visits"]?.arrayValue ?? [] {
+                guard let centre = Self.coordinate(of: visit["coordinate"]), var properties = visit.objectValue
+                else { continue }
+                properties["coordinate"] = nil
+                features.append([
+                    "type": "Feature",
+                    "geometry": [
+                        "type": "Point", "coordinates": [.double(centre.longitude), .double(centre.latitude)],
+                    ],
+                    "properties": ["kind": "visit", "visit": .object(properties)],
+                ])
+            }
+        } catch {
+            range["error"] = .string(error.message)
+        }
+        return ["type": "FeatureCollection", "features": .array(features), "akloc": .object(range)]
+    }
+
+    /// The track points received between a trip's start and end, as GeoJSON positions.
+    private func path(of trip: JSONValue, _ connection: DaemonConnection) throws(CLIError) -> [JSONValue] {
+        guard let start = trip["start"]?.stringValue.flatMap(TrackTime.parse),
+            let end = trip["end"]?.stringValue.flatMap(TrackTime.parse), start <= end
+        else { return [] }
+        var query = TrackQuery(since: start, until: end, limit: 10_000)
+        var positions: [JSONValue] = []
+        while positions.count < Self.maxTrackPoints {
+            let result = try connection.call(.track(query))
+            let points = result["points"]?.arrayValue ?? []
+            for point in points {
+                guard let coordinate = Self.coordinate(of: point) else { continue }
+                positions.append([.double(coordinate.longitude), .double(coordinate.latitude)])
+            }
+            guard let next = result["next"]?.stringValue, !points.isEmpty else { break }
+            query.after = next
+        }
+        return positions
+    }
+
     /// One Point feature per saved place the user sees.
     func places() -> JSONValue {
         let places: [JSONValue]

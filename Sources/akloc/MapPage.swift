@@ -64,6 +64,8 @@ struct MapPage {
     var theme: String
     var tiles: TileLayer?
     var calloutTemplate: String?
+    /// `--day`: the timeline day the page opens on (YYYY-MM-DD), in the browser's own time zone.
+    var day: String? = nil
 
     static var mapJS: [UInt8] { PackageResources.map_js }
     static var mapCSS: [UInt8] { PackageResources.map_css }
@@ -94,6 +96,7 @@ struct MapPage {
             if !tiles.options.isEmpty { object["tileOptions"] = .object(tiles.options) }
         }
         if let calloutTemplate { object["calloutTemplate"] = .string(calloutTemplate) }
+        if let day { object["day"] = .string(day) }
         if let snapshot { object["snapshot"] = snapshot }
         return JSONValue.object(object).jsonBytes
     }

@@ -1,5 +1,7 @@
+import AklocCore
 import AklocHTTP
 import AklocJSON
+import AklocProtocol
 
 /// Which answer each path of the page server gets. Only these paths exist:
 /// nothing is read from the file system per request, so no path can reach
@@ -58,8 +60,48 @@ struct MapRoutes: Sendable {
             return .deferred { complete in complete(Self.geoJSON(data.track())) }
         case "/places.geojson":
             return .deferred { complete in complete(Self.geoJSON(data.places())) }
+        case "/day.geojson":
+            switch Self.dayRange(head) {
+            case .failure(let problem): return .response(.error(400, problem.message))
+            case .success(let range):
+                return .deferred { complete in complete(Self.geoJSON(data.day(since: range.since, until: range.until)))
+                }
+            }
         default:
             return .response(.error(404, "no such page"))
+        }
+    }
+
+    /// The longest day `/day.geojson` serves: a calendar day is 23 to 25
+    /// hours; the rest of the track is a longer range's, for `akloc timeline`.
+    static let maxDaySeconds: Int64 = 48 * 3600
+
+    struct BadQuery: Error, Equatable {
+        var message: String
+    }
+
+    /// `since` and `until` of `/day.geojson?since=S&until=U`: whole epoch
+    /// seconds (the page sends its own local midnights), `since` before
+    /// `until`, at most `maxDaySeconds` apart.
+    static func dayRange(_ head: HTTPRequestHead) -> Result<(since: FixTime, until: FixTime), BadQuery> {
+        func seconds(_ name: String) -> Result<Int64, BadQuery> {
+            guard let text = head.queryValue(name) else { return .failure(BadQuery(message: "\(name) is missing")) }
+            guard !text.isEmpty, text.count <= 12, text.allSatisfy({ ("0"..."9").contains($0) }),
+                let value = Int64(text), value <= TrackTime.maxSeconds
+            else {
+                return .failure(
+                    BadQuery(message: "\(name) must be whole epoch seconds, not '\(text.prefix(40))'"))
+            }
+            return .success(value)
+        }
+        return seconds("since").flatMap { since in
+            seconds("until").flatMap { until in
+                guard since < until else { return .failure(BadQuery(message: "since must be before until")) }
+                guard until - since <= maxDaySeconds else {
+                    return .failure(BadQuery(message: "until is more than \(maxDaySeconds / 3600) h after since"))
+                }
+                return .success((FixTime(secondsSince1970: since), FixTime(secondsSince1970: until)))
+            }
         }
     }
 

@@ -734,6 +734,173 @@ class MapPageTests(unittest.TestCase):
             self.assertIn(("--tiles %s: " % bad).encode(), result.stderr)
             self.assertIn(problem.encode(), result.stderr)
 
+    # MARK: a day of the timeline
+
+    def write_day(self) -> str:
+        """A day recorded before: three stays on the river and the two boat trips between them, written into aklocd's track
+        directory as the recorder writes a day file (AklocPosix.Journal: CRC-32C, a space, the record). The
+        stays jitter by a few metres, as a still receiver does; the trips move at 5 m/s. Returns the date."""
+        # Three days ago: inside the track's retention (30 days), before the replay's own points (today).
+        date = time.strftime("%Y-%m-%d", time.localtime(time.time() - 3 * 86400))
+        start = int(time.mktime(time.strptime(date + " 00:00", "%Y-%m-%d %H:%M"))) + 12 * 3600  # local noon
+        dock, upriver, downriver = (44.4362, -71.6740), (44.4700, -71.6400), (44.4100, -71.7050)
+        random = __import__("random").Random(7)
+        records, t = [b"h,5eed"], start
+        def fix(lat, lon, speed, course):
+            nonlocal t
+            records.append(("1,1,%.9f,%.9f,%.7f,%.7f,150.0,,4.0,,%.2f,,%.1f,,,3,/dev/test" %
+                            (t, t, lat, lon, speed, course)).encode())
+            t += 10
+        def stay(at, seconds):
+            for _ in range(seconds // 10):
+                fix(at[0] + random.gauss(0, 0.00002), at[1] + random.gauss(0, 0.00003), 0.1, 0.0)
+        def trip(a, b, course):
+            metres = 111_000 * math.hypot(b[0] - a[0], (b[1] - a[1]) * math.cos(math.radians(a[0])))
+            steps = int(metres / 50)  # 5 m/s, a fix each 10 s
+            for i in range(1, steps + 1):
+                f = i / steps
+                fix(a[0] + (b[0] - a[0]) * f, a[1] + (b[1] - a[1]) * f + 0.0008 * math.sin(f * math.pi), 5.0, course)
+        stay(dock, 90 * 60)
+        trip(dock, upriver, 35.0)
+        stay(upriver, 75 * 60)
+        trip(upriver, downriver, 225.0)
+        stay(downriver, 40 * 60)
+        directory = os.path.join(self.replay.directory, "state", "track")
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        name = time.strftime("%Y-%m-%d", time.gmtime(start)) + ".track"
+        with open(os.path.join(directory, name), "wb") as file:
+            for record in records:
+                file.write(b"%08x " % crc32c(record) + record + b"\n")
+        os.chmod(os.path.join(directory, name), 0o600)
+        return date
+
+    @staticmethod
+    def day_range(date: str):
+        """Local midnight of `date` and of the day after, as the page computes them."""
+        year, month, day = (int(part) for part in date.split("-"))
+        return tuple(int(time.mktime((year, month, d, 0, 0, 0, 0, 0, -1))) for d in (day, day + 1))
+
+    def test_9a_day_of_the_timeline_visits_trips_callout_and_picker(self) -> None:
+        """The day picker shows a day's visits (numbered, with MapViewPlus callouts: place, arrival–departure in
+        the zone of where it happened, duration) and the trips between them along the track, as the daemon's
+        `visits`, `trips` and `track` ops give them; the day after has nothing; bad ranges are refused."""
+        from zoneinfo import ZoneInfo
+        date = self.write_day()
+        # aklocd finds the day files when it starts (as after a restore from a backup).
+        self.replay.restart_daemon()
+        since, until = self.day_range(date)
+        ok, visits = daemon_call(self.replay.socket, "visits", since=since, until=until)
+        self.assertTrue(ok, visits)
+        ok, trips = daemon_call(self.replay.socket, "trips", since=since, until=until)
+        self.assertTrue(ok, trips)
+        visits, trips = visits["visits"], trips["trips"]
+        self.assertEqual((len(visits), len(trips)), (3, 2), (visits, trips))  # what was written; the detector's own
+        self.assertEqual(visits[0].get("place"), "Dock")
+
+        self.open_page(self.url)
+        self.wait("window.akloc.location", message="a first position over /events")
+        self.driver.get_log("browser")
+        self.driver.execute_script("const p = document.getElementById('akloc-day-picker'); p.value = arguments[0];"
+                                   "p.dispatchEvent(new Event('change'))", date)
+        self.wait("window.akloc.day.date === %r && window.akloc.day.visits + window.akloc.day.trips > 0" % date,
+                  message="the day drawn")
+        day = self.driver.execute_script("const d = window.akloc.day; return {visits: d.visits, trips: d.trips,"
+                                         " lines: d.lines, following: window.akloc.following,"
+                                         " markers: d.markers.map((m) => [m.getLatLng().lat, m.getLatLng().lng]),"
+                                         " summary: document.getElementById('akloc-day-summary').textContent}")
+        self.assertEqual(day["visits"], len(visits))
+        self.assertEqual(day["trips"], len(trips))
+        self.assertFalse(day["following"])  # the day is in view, not the live position
+        for marker, visit in zip(day["markers"], visits):
+            self.assertAlmostEqual(marker[0], visit["coordinate"]["latitude"], places=9)
+            self.assertAlmostEqual(marker[1], visit["coordinate"]["longitude"], places=9)
+        # Each trip is drawn along the track aklocd recorded between its start and end.
+        for line, trip in zip(day["lines"], trips):
+            ok, points = daemon_call(self.replay.socket, "track", since=trip["start"], until=trip["end"])
+            self.assertTrue(ok, points)
+            self.assertEqual(line["points"], len(points["points"]))
+            self.assertIn("%.1f km" % (trip["distance"] / 1000), line["text"])
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "path.akloc-trip")), len(trips))
+        self.assertIn("%d visits, %d trips" % (len(visits), len(trips)), day["summary"])
+
+        # The first visit's callout, as MapViewPlus draws it: the saved place, arrival–departure in the
+        # visit's own time zone, and how long.
+        first = visits[0]
+        zone = ZoneInfo(first["timeZone"]["identifier"])
+        def clock(text):
+            from datetime import datetime
+            return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(zone).strftime("%H:%M")
+        from datetime import datetime
+        minutes = round((datetime.fromisoformat(first["departure"].replace("Z", "+00:00")) -
+                         datetime.fromisoformat(first["arrival"].replace("Z", "+00:00"))).total_seconds() / 60)
+        duration = "%d min" % minutes if minutes < 60 else "%d h" % (minutes // 60) + (
+            " %d min" % (minutes % 60) if minutes % 60 else "")
+        self.driver.find_element(By.CSS_SELECTOR, ".akloc-visit[data-visit='1']").click()
+        self.wait("window.akloc.callout && window.akloc.callout.shown && "
+                  "window.akloc.callout.shown.playState === 'finished'", message="the callout settled")
+        title = self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-title").text
+        subtitle = self.driver.find_element(By.CSS_SELECTOR, ".akloc-callout-subtitle").text
+        self.assertEqual(title, "Dock")
+        self.assertEqual(subtitle, "%s–%s · %s" % (clock(first["arrival"]), clock(first["departure"]), duration))
+        self.screenshot("day.png")
+
+        # The picker: the day after shows what the ops give for it (the last stay's trip away from it, whose
+        # path is unknown, reaches into it: the replay's fixes today are elsewhere); back again, the same day.
+        year, month, day_of_month = (int(part) for part in date.split("-"))
+        after = time.strftime("%Y-%m-%d", time.localtime(time.mktime((year, month, day_of_month + 1, 12, 0, 0, 0, 0, -1))))
+        after_since, after_until = self.day_range(after)
+        expected = [len(daemon_call(self.replay.socket, op, since=after_since, until=after_until)[1][op])
+                    for op in ("visits", "trips")]
+        self.driver.find_element(By.ID, "akloc-day-next").click()
+        self.wait("window.akloc.day.date === %r" % after, message="the day after drawn")
+        self.assertEqual(self.driver.find_element(By.ID, "akloc-day-picker").get_attribute("value"), after)
+        self.assertEqual(self.driver.execute_script("return [window.akloc.day.visits, window.akloc.day.trips]"),
+                         expected)
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, ".akloc-visit")), expected[0])
+        self.driver.find_element(By.ID, "akloc-day-previous").click()
+        self.wait("window.akloc.day.date === %r && window.akloc.day.visits === %d" % (date, len(visits)))
+        self.assertEqual(self.severe_console_entries(), [])
+
+        # Bad ranges: 400 naming the field; the page server goes on.
+        for query, word in (("since=abc&until=1", b"since"), ("since=1", b"until"), ("until=5", b"since"),
+                            ("since=10&until=5", b"before until"), ("since=0&until=999999", b"48 h"),
+                            ("since=1e3&until=2000", b"since"), ("since=-1&until=5", b"since"),
+                            ("since=1&until=99999999999999999999", b"until")):
+            status, body = self.get("/day.geojson?" + query)
+            self.assertEqual(status, 400, query)
+            self.assertIn(word, body, query)
+        status, _ = self.get("/day.geojson?since=%d&until=%d" % (since, until))
+        self.assertEqual(status, 200)
+
+        # A snapshot of the day: inlined, drawn from file://, its picker showing the day and disabled.
+        output = os.path.join(self.directory, "day.html")
+        subprocess.run([self.akloc, "--socket", self.replay.socket, "map", "--output", output, "--day", date,
+                        "--data-dir", os.path.join(REPOSITORY, "data")], check=True, capture_output=True, timeout=60)
+        self.driver.get_log("browser")
+        self.open_page("file://" + output)
+        self.wait("window.akloc.day.date === %r" % date)
+        self.assertEqual(self.driver.execute_script("return [window.akloc.day.visits, window.akloc.day.trips]"),
+                         [len(visits), len(trips)])
+        picker = self.driver.find_element(By.ID, "akloc-day-picker")
+        self.assertEqual((picker.get_attribute("value"), picker.is_enabled()), (date, False))
+        self.screenshot("day-snapshot.png")
+        self.assertEqual(self.severe_console_entries(), [])
+        # A day that does not exist is refused before anything is asked.
+        result = subprocess.run([self.akloc, "--socket", self.replay.socket, "map", "--output", output,
+                                 "--day", "2025-02-30"], capture_output=True, timeout=30)
+        self.assertEqual(result.returncode, 64, result)  # EX_USAGE, as every usage error
+        self.assertIn(b"--day: 2025-02-30 is not a day of the calendar", result.stderr)
+
+
+def crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli, reflected 0x82F63B78), the journal's checksum, computed here bit by bit."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
 
 if __name__ == "__main__":
     unittest.main()

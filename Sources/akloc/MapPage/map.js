@@ -27,7 +27,8 @@
   const map = L.map("map", { zoomControl: true, attributionControl: false, worldCopyJump: true, maxZoom: MAX_ZOOM });
   map.setView([20, 0], 2);
   const state = {
-    following: true, location: null, placemark: null, trackPoints: 0, callout: null, connected: false,
+    following: !config.day, location: null, placemark: null, trackPoints: 0, callout: null, connected: false,
+    day: { date: null, visits: 0, trips: 0, error: null, markers: [], lines: [] },
   };
   state.map = map;
   window.akloc = state;  // the browser tests read what the page drew
@@ -234,7 +235,8 @@
         .addTo(map);
       positionMarker.on("click", () => openCallout(positionMarker, positionCallout));
       accuracy.addTo(map);
-      map.setView(latlng, Math.max(map.getZoom(), 13));
+      // The first position centres the page, unless it opened on a day of the timeline.
+      if (!state.day.date && !config.day) map.setView(latlng, Math.max(map.getZoom(), 13));
     } else {
       positionMarker.setLatLng(latlng);
     }
@@ -245,6 +247,162 @@
     accuracy.setRadius(isFinite(location.horizontalAccuracy) ? location.horizontalAccuracy : 0);
     if (state.following) map.panTo(latlng, { animate: false });
     if (state.callout && state.callout.marker === positionMarker) refreshCallout();
+  }
+
+  // MARK: The day (visits and trips of the timeline, docs/timeline.md)
+
+  const dayLayer = L.layerGroup().addTo(map);
+  const dayPicker = document.getElementById("akloc-day-picker");
+
+  // Local midnight of "YYYY-MM-DD" and of the next day, in epoch seconds: the browser's own calendar day.
+  function dayRange(date) {
+    const found = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date || "");
+    if (!found) return null;
+    const [year, month, day] = [Number(found[1]), Number(found[2]) - 1, Number(found[3])];
+    const start = new Date(year, month, day), end = new Date(year, month, day + 1);
+    return isNaN(start) || start.getDate() !== day ? null : [start.getTime() / 1000, end.getTime() / 1000];
+  }
+
+  function dayText(date) {
+    const pad = (value) => String(value).padStart(2, "0");
+    return date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate());
+  }
+
+  function chooseDay(date) {
+    dayPicker.value = date || "";
+    const range = dayRange(date);
+    if (!range) return showDay(null, null);
+    if (snapshot) return;  // a snapshot holds one day, inlined
+    state.day.loading = date;
+    fetch("/day.geojson?since=" + range[0] + "&until=" + range[1], { cache: "no-store" })
+      .then((response) => response.ok ? response.json()
+        : response.text().then((text) => ({ akloc: { error: text.trim() || "HTTP " + response.status } })))
+      .catch((error) => ({ akloc: { error: String(error) } }))
+      .then((layer) => { if (dayPicker.value === date) showDay(date, layer); });
+  }
+
+  function shiftDay(days) {
+    const range = dayRange(dayPicker.value);
+    const from = range ? new Date(range[0] * 1000) : new Date();
+    chooseDay(dayText(new Date(from.getFullYear(), from.getMonth(), from.getDate() + days)));
+  }
+
+  dayPicker.addEventListener("change", () => chooseDay(dayPicker.value));
+  document.getElementById("akloc-day-previous").addEventListener("click", () => shiftDay(-1));
+  document.getElementById("akloc-day-next").addEventListener("click", () => shiftDay(1));
+
+  function showDay(date, layer) {
+    if (state.callout && state.day.markers.includes(state.callout.marker)) closeCallout();
+    dayLayer.clearLayers();
+    const day = { date: date, visits: 0, trips: 0, distance: 0, error: null, markers: [], lines: [] };
+    state.day = day;
+    const summary = document.getElementById("akloc-day-summary");
+    summary.textContent = "";
+    if (!date) return;
+    const bounds = L.latLngBounds([]);
+    for (const feature of featuresOf(layer)) {
+      const properties = (feature && feature.properties) || {};
+      if (properties.kind === "trip") {
+        const trip = properties.trip || {};
+        const line = (coordinatesOf(feature, "LineString") || []).map(fromPosition).filter(Boolean);
+        if (line.length < 2) continue;
+        const polyline = L.polyline(line, {
+          className: "akloc-trip" + (trip.unknownPath ? " akloc-trip-unknown" : ""), weight: 4, smoothFactor: 1,
+        }).addTo(dayLayer);
+        polyline.bindTooltip(tripText(trip), { sticky: true });
+        day.lines.push({ points: line.length, text: tripText(trip), unknownPath: !!trip.unknownPath });
+        if (isFinite(trip.distance)) day.distance += trip.distance;
+        day.trips += 1;
+        bounds.extend(polyline.getBounds());
+      } else if (properties.kind === "visit") {
+        const position = fromPosition(coordinatesOf(feature, "Point"));
+        if (!position) continue;
+        const visit = properties.visit || {};
+        day.visits += 1;
+        const marker = L.marker(position, {
+          icon: L.divIcon({
+            className: "akloc-visit", iconSize: [26, 26], iconAnchor: [13, 13],
+            html: "<span>" + day.visits + "</span>",
+          }),
+          // Above the live position (1000): a day on screen is what the user is looking at.
+          title: visitTitle(visit), keyboard: false, zIndexOffset: 2000,
+        }).addTo(dayLayer);
+        marker.getElement().dataset.visit = String(day.visits);
+        marker.on("click", () => openCallout(marker, () => visitCallout(visit)));
+        day.markers.push(marker);
+        bounds.extend(position);
+      }
+    }
+    day.error = layer && layer.akloc && layer.akloc.error || null;
+    const counts = day.visits + (day.visits === 1 ? " visit" : " visits") + ", " +
+      day.trips + (day.trips === 1 ? " trip" : " trips") + (day.distance > 0 ? ", " + formatDistance(day.distance) : "");
+    summary.textContent = day.error ? "day: " + day.error : day.visits + day.trips ? counts : "nothing recorded that day";
+    if (bounds.isValid()) {
+      state.following = false;
+      if (!snapshot) document.getElementById("akloc-follow").hidden = false;
+      map.fitBounds(bounds, { padding: [48, 48], maxZoom: 16, animate: false });
+    }
+  }
+
+  // "HH:MM" in the zone of where it happened (the visit's timeZone), else the browser's.
+  function clockIn(value, zone) {
+    const date = new Date(value);
+    if (value === undefined || value === null || isNaN(date)) return "";
+    const options = { hour: "2-digit", minute: "2-digit", hourCycle: "h23" };
+    try {
+      return date.toLocaleTimeString("en-GB", Object.assign({ timeZone: zone || undefined }, options));
+    } catch (error) {  // a zone this browser does not know
+      return date.toLocaleTimeString("en-GB", options);
+    }
+  }
+
+  function formatDuration(seconds) {
+    const minutes = Math.round(seconds / 60);
+    if (minutes < 60) return minutes + " min";
+    const hours = Math.floor(minutes / 60), rest = minutes % 60;
+    if (hours < 24) return hours + " h" + (rest ? " " + rest + " min" : "");
+    return Math.floor(hours / 24) + " d " + (hours % 24) + " h";
+  }
+
+  function placeLine(placemark) {
+    return [placemark.locality || placemark.name, placemark.administrativeArea, placemark.country]
+      .filter(Boolean).join(", ");
+  }
+
+  function visitTitle(visit) {
+    const placemark = visit.placemark || {};
+    if (visit.place) return visit.place;
+    const line = placeLine(placemark);
+    return line ? "near " + line : "Visit";
+  }
+
+  function visitCallout(visit) {
+    const zone = visit.timeZone && visit.timeZone.identifier;
+    const arrival = clockIn(visit.arrival, zone), departure = clockIn(visit.departure, zone);
+    const seconds = (new Date(visit.departure) - new Date(visit.arrival)) / 1000;
+    const duration = visit.departure && isFinite(seconds) ? formatDuration(seconds) : "under way";
+    const placemark = visit.placemark || {};
+    const fields = {
+      place: visitTitle(visit), arrival: arrival, departure: departure, duration: duration,
+      address: placemark.formattedAddress || "", radius: isFinite(visit.radius) ? Math.round(visit.radius) + " m" : "",
+    };
+    return {
+      image: config.images.pin,
+      title: fields.place,
+      subtitle: arrival + "–" + departure + " · " + duration,
+      detail: Object.entries(fields).filter(([, v]) => v).map(([k, v]) => k + ": " + v).join("\n"),
+      fields: fields,
+    };
+  }
+
+  // As `akloc timeline` says it: "14.2 km in 25 min, max 82 km/h".
+  function tripText(trip) {
+    const parts = [];
+    if (isFinite(trip.distance)) parts.push(formatDistance(trip.distance));
+    if (isFinite(trip.duration)) parts.push("in " + formatDuration(trip.duration));
+    let text = parts.join(" ");
+    if (isFinite(trip.maxSpeed) && trip.maxSpeed > 0) text += ", max " + Math.round(trip.maxSpeed * 3.6) + " km/h";
+    return (text || "trip") + (trip.unknownPath ? " (path unknown)" : "");
   }
 
   // MARK: Callouts
@@ -461,9 +619,18 @@
     state.loaded = true;
     if (snapshot) {
       if (snapshot.location) showLocation(snapshot.location, snapshot.placemark);
+      if (snapshot.day) {
+        dayPicker.value = snapshot.day.date;
+        showDay(snapshot.day.date, snapshot.day.layer);
+      }
+      // The snapshot holds its one day: there is no server to ask for another.
+      for (const id of ["akloc-day-picker", "akloc-day-previous", "akloc-day-next"]) {
+        document.getElementById(id).disabled = true;
+      }
       note("snapshot of " + formatTime(snapshot.createdAt));
       return;
     }
+    if (config.day) chooseDay(config.day);
     const events = new EventSource("/events");
     events.addEventListener("status", (event) => setStatus(JSON.parse(event.data)));
     events.addEventListener("location", (event) => {
