@@ -144,7 +144,7 @@ public final class TrackImport {
 
     /// One step of the commit: merges days until about `budget` staged
     /// points were handled, or installs everything when all are merged.
-    public func commitStep(budget: Int = 50_000) throws(TrackError) -> Progress {
+    public func commitStep(budget: Int = 20_000) throws(TrackError) -> Progress {
         switch phase {
         case .installed:
             return progress

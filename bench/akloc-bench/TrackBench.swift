@@ -232,7 +232,11 @@ enum TrackBench {
             """
     }
 
-    static func splice(_ section: String, into text: String) -> String {
+    /// `text` with the part between `begin` and `end` (markers included)
+    /// replaced by `section`, or `section` appended when there is none.
+    static func splice(
+        _ section: String, into text: String, begin: String = TrackBench.begin, end: String = TrackBench.end
+    ) -> String {
         if let start = text.range(of: begin), let stop = text.range(of: end, range: start.upperBound..<text.endIndex) {
             return text.replacingCharacters(in: start.lowerBound..<stop.upperBound, with: section)
         }
