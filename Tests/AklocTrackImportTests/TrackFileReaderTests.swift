@@ -291,7 +291,7 @@ private func time(_ text: String) -> FixTime { TrackTime.parse(text)! }
         #expect(result?.1 == 14)
     }
 
-    @Test func aMillionRecordsNeedNoMoreThanOneRecordInMemory() throws {
+    @Test func aStreamOfRecordsIsReadWithOneRecordAtATime() throws {
         // The stream hands out chunks made on demand: if the reader kept
         // them, the captured bytes would grow; it keeps one record.
         var produced = 0
