@@ -157,10 +157,11 @@ public final class TrackFeature: Feature {
             }
             return .success(ServerEncoder.reply(id: id, result: Self.json(progress, request: request)))
         } catch {
+            let committed = running?.importer.committed ?? false
             running?.importer.discard()
             running = nil
             let code: ErrorCode = error.code == .badImport ? .badRequest : .storageFailed
-            return .failure(ProtocolError(code, error.message + " (nothing was imported)", id: id))
+            return .failure(ProtocolError(code, error.message + (committed ? "" : " (nothing was imported)"), id: id))
         }
     }
 

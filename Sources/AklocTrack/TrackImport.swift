@@ -65,6 +65,9 @@ public final class TrackImport {
     private var stagedPerDay: [Int64: Int] = [:]
     private var open: [Int64: Journal] = [:]
     private var merged: [Int64: MergedDay] = [:]
+    /// Past the marker: the staging directory is the only record of what
+    /// remains to rename, so it is kept for the next start.
+    public private(set) var committed = false
     public private(set) var progress = Progress()
 
     /// Creates the staging directory. `reserveSegments(n)` hands out a block
@@ -251,6 +254,7 @@ public final class TrackImport {
         } catch {
             throw TrackError(.storageFailed, "cannot commit the import in \(directory): \(error)")
         }
+        committed = true
         do {
             try store.install(days: installing.keys.sorted(), from: directory)
         } catch {
@@ -269,6 +273,7 @@ public final class TrackImport {
     /// Deletes the staging directory (an abort, a refusal, or after installing).
     public func discard() {
         closeStaging()
+        guard !committed || progress.done else { return }
         TrackStore.removeStaging(directory)
     }
 }
