@@ -12,12 +12,11 @@ public struct TrackFileReader {
         case googleJSON = "Google location JSON"
     }
 
-    private enum Inner {
-        case gpx(GPXReader)
-        case google(GoogleLocationReader)
-    }
-
-    private var inner: Inner
+    // Two optionals rather than an enum: a reader mutated through an
+    // optional stays in place, one taken out of an enum case is copied,
+    // and with it the buffers it holds.
+    private var gpx: GPXReader?
+    private var google: GoogleLocationReader?
     public let format: Format
     /// The most bytes one JSON record or XML token may have.
     public static let defaultMaxRecordBytes = 16 << 20
@@ -47,10 +46,10 @@ public struct TrackFileReader {
         }
         switch try stream.skipWhitespace() {
         case UInt8(ascii: "<")?:
-            inner = .gpx(GPXReader(stream: stream))
+            gpx = GPXReader(stream: stream)
             format = .gpx
         case UInt8(ascii: "{")?:
-            inner = .google(GoogleLocationReader(stream: stream, maxRecordBytes: maxRecordBytes))
+            google = GoogleLocationReader(stream: stream, maxRecordBytes: maxRecordBytes)
             format = .googleJSON
         case UInt8(ascii: "[")?:
             throw .at(
@@ -65,13 +64,7 @@ public struct TrackFileReader {
 
     /// The next point and the offset of the record it is in; nil at the end.
     public mutating func next() throws(TrackImportError) -> (point: ImportPoint, offset: Int)? {
-        switch inner {
-        case .gpx(var reader):
-            defer { inner = .gpx(reader) }
-            return try reader.next()
-        case .google(var reader):
-            defer { inner = .google(reader) }
-            return try reader.next()
-        }
+        if gpx != nil { return try gpx!.next() }
+        return try google!.next()
     }
 }
