@@ -170,40 +170,50 @@ public final class TrackImport {
         }
     }
 
-    /// Merges one day into the staging directory (when any point is new).
+    /// Merges one day into the staging directory (when any point is new):
+    /// the day file is read twice (its keys, then its records), so only the
+    /// day's imported points are held.
     private func merge(_ day: Int64, segmenter: inout ImportSegmenter) throws(TrackError) {
         let path = store.path(day: day)
-        var existing: [[UInt8]] = []
-        var staged: [TrackPoint] = []
+        var merge = TrackImportMerge()
+        var staged: [ImportPoint] = []
         let from: (inode: UInt64, size: Int)?
         do {
             from = try Journal.identity(of: path)
             if from != nil {
                 try Journal.scan(path) { record, _ in
-                    existing.append(Array(record))
+                    merge.see(existing: record)
                     return true
                 }
             }
             try Journal.scan(stagedPath(day)) { record, _ in
-                if let point = TrackRecord.decode(record) { staged.append(point) }
+                if let point = TrackRecord.decode(record), let time = point.location.timestamp {
+                    let location = point.location
+                    staged.append(
+                        ImportPoint(
+                            time: time, latitude: location.latitude, longitude: location.longitude,
+                            altitude: location.altitude, horizontalAccuracy: location.horizontalAccuracy,
+                            segment: Int64(point.segment)))
+                }
                 return true
             }
         } catch {
             throw TrackError(.storageFailed, "cannot read \(path) to import into it: \(error)")
         }
-        let result = TrackImportMerge.merge(existing: existing, staged: staged, segmenter: &segmenter)
+        merge.take(staged, segmenter: &segmenter)
+        staged = []
         if let previous = merged[day] {
             progress.imported -= previous.imported
             progress.skipped -= previous.skipped
             progress.days -= previous.imported > 0 ? 1 : 0
         }
-        progress.imported += result.imported
-        progress.skipped += result.skipped
-        guard result.imported > 0 else {
+        progress.imported += merge.imported
+        progress.skipped += merge.skipped
+        guard merge.imported > 0 else {
             // A day merged before and again now with nothing new: its old
             // merge must not be installed by a recovery either.
             try? FileSystem.remove(mergedPath(day))
-            merged[day] = MergedDay(from: from, size: 0, imported: 0, skipped: result.skipped)
+            merged[day] = MergedDay(from: from, size: 0, imported: 0, skipped: merge.skipped)
             return
         }
         progress.days += 1
@@ -213,14 +223,32 @@ public final class TrackImport {
             _ = try target.openAppending()
             defer { target.close() }
             try target.append(TrackRecord.header(id: UInt64.random(in: 1...UInt64.max)))
+            var out: [[UInt8]] = []
+            var failure: Errno?
+            if from != nil {
+                try Journal.scan(path) { record, _ in
+                    merge.emit(existing: record, into: &out)
+                    guard out.count >= 4096 else { return true }
+                    do throws(Errno) {
+                        try target.append(out)
+                    } catch {
+                        failure = error
+                        return false
+                    }
+                    out.removeAll(keepingCapacity: true)
+                    return true
+                }
+            }
+            if let failure { throw failure }
+            merge.finish(into: &out)
             var start = 0
-            while start < result.records.count {
-                let end = min(result.records.count, start + 4096)
-                try target.append(Array(result.records[start..<end]))
+            while start < out.count {
+                let end = min(out.count, start + 4096)
+                try target.append(Array(out[start..<end]))
                 start = end
             }
             try target.sync()
-            merged[day] = MergedDay(from: from, size: target.size, imported: result.imported, skipped: result.skipped)
+            merged[day] = MergedDay(from: from, size: target.size, imported: merge.imported, skipped: merge.skipped)
         } catch {
             throw TrackError(.storageFailed, "cannot write \(mergedPath(day)): \(error)")
         }

@@ -8,79 +8,104 @@ import AklocProtocol
 /// as is a second copy within the import. The journal's order rule holds:
 /// the day's records stay in their order and each imported point goes in
 /// by when it was received, which for an imported point is its own time.
-public enum TrackImportMerge {
+///
+/// Two passes over the day file, so that only the imported points and the
+/// keys of the day are held, never the file: `see` each existing record,
+/// `take` the imported points, then `emit` each existing record again (the
+/// new ones due before it come first) and `finish`.
+public struct TrackImportMerge {
     public struct Key: Hashable, Sendable {
         var milliseconds: Int64
         var latitude: Int64
         var longitude: Int64
     }
 
-    public struct Result: Hashable, Sendable {
-        /// The day's records, without a header (the caller writes a new one:
-        /// a rewritten file is a new incarnation, so old cursors are refused).
-        public var records: [[UInt8]]
-        public var imported = 0
-        public var skipped = 0
-    }
+    private var keys = Set<Key>()
+    /// The imported points to write, in time order, and their segments.
+    private var new: [ImportPoint] = []
+    private var segments: [UInt64] = []
+    private var next = 0
+    /// The receipt time of the last existing record emitted (a record this
+    /// version cannot read keeps its place after the one before it).
+    private var lastReceived = FixTime(secondsSince1970: 0)
+    public private(set) var imported = 0
+    public private(set) var skipped = 0
+
+    public init() {}
 
     /// A point's identity for "already in the track": its own time (the
     /// receiver's, else when received) and its position.
-    public static func key(_ location: Location) -> Key {
-        let time = location.timestamp ?? location.receivedAt ?? FixTime(secondsSince1970: 0)
-        return Key(
+    public static func key(time: FixTime, latitude: Double, longitude: Double) -> Key {
+        Key(
             milliseconds: time.secondsSince1970 * 1000 + Int64(time.nanoseconds / 1_000_000),
-            latitude: Int64((location.latitude * 1e7).rounded()), longitude: Int64((location.longitude * 1e7).rounded())
-        )
+            latitude: Int64((latitude * 1e7).rounded()), longitude: Int64((longitude * 1e7).rounded()))
     }
 
-    /// `existing`: the day file's records in file order (its header left
-    /// out or skipped here); `staged`: the imported points of the day, in
-    /// any order, each with the file's own segment number.
-    public static func merge(existing: [[UInt8]], staged: [TrackPoint], segmenter: inout ImportSegmenter) -> Result {
-        var keys = Set<Key>()
-        // Each existing record with the receipt time it sorts by; a record
-        // this version cannot read keeps its place after the one before it.
-        var old: [(record: [UInt8], receivedAt: FixTime)] = []
-        old.reserveCapacity(existing.count)
-        var previous = FixTime(secondsSince1970: 0)
-        for record in existing where TrackRecord.headerID(record) == nil {
-            if let point = TrackRecord.decode(record) {
-                keys.insert(key(point.location))
-                previous = point.location.receivedAt ?? previous
-            }
-            old.append((record, previous))
-        }
-        let ordered = staged.enumerated().sorted {
-            let (a, b) = ($0.element.location.receivedAt!, $1.element.location.receivedAt!)
-            return a != b ? a < b : $0.offset < $1.offset
-        }
-        var result = Result(records: [])
-        var new: [TrackPoint] = []
-        new.reserveCapacity(ordered.count)
-        for (_, point) in ordered {
-            guard keys.insert(key(point.location)).inserted else {
-                result.skipped += 1
+    /// Pass 1: a record of the day file.
+    public mutating func see(existing record: some Collection<UInt8>) {
+        guard let point = TrackRecord.decode(Array(record)) else { return }
+        let location = point.location
+        let time = location.timestamp ?? location.receivedAt ?? FixTime(secondsSince1970: 0)
+        keys.insert(Self.key(time: time, latitude: location.latitude, longitude: location.longitude))
+    }
+
+    /// The imported points of the day, in any order, each with the file's
+    /// own segment: those not already there, in time order, with segments.
+    public mutating func take(_ staged: [ImportPoint], segmenter: inout ImportSegmenter) {
+        new = staged.sorted { $0.time < $1.time }
+        var kept = 0
+        for index in new.indices {
+            let point = new[index]
+            guard keys.insert(Self.key(time: point.time, latitude: point.latitude, longitude: point.longitude)).inserted
+            else {
+                skipped += 1
                 continue
             }
-            var kept = point
-            kept.segment = segmenter.segment(for: point)
-            new.append(kept)
+            new[kept] = point
+            segments.append(segmenter.segment(for: point))
+            kept += 1
         }
-        result.imported = new.count
-        result.records.reserveCapacity(old.count + new.count)
-        var index = 0
-        for (record, receivedAt) in old {
-            while index < new.count, new[index].location.receivedAt! < receivedAt {
-                result.records.append(TrackRecord.encode(new[index]))
-                index += 1
-            }
-            result.records.append(record)
-        }
-        while index < new.count {
-            result.records.append(TrackRecord.encode(new[index]))
-            index += 1
-        }
-        return result
+        new.removeLast(new.count - kept)
+        imported = kept
+        keys = []
+    }
+
+    /// Pass 2: a record of the day file, appended to `out` after the
+    /// imported points received before it.
+    public mutating func emit(existing record: some Collection<UInt8>, into out: inout [[UInt8]]) {
+        let bytes = Array(record)
+        if TrackRecord.headerID(bytes) != nil { return }
+        if let received = TrackRecord.decode(bytes)?.location.receivedAt { lastReceived = received }
+        while next < new.count, new[next].time < lastReceived { emitNew(into: &out) }
+        out.append(bytes)
+    }
+
+    /// The imported points after the day file's last record.
+    public mutating func finish(into out: inout [[UInt8]]) {
+        while next < new.count { emitNew(into: &out) }
+    }
+
+    private mutating func emitNew(into out: inout [[UInt8]]) {
+        let point = new[next]
+        let location = Location(
+            latitude: point.latitude, longitude: point.longitude, mode: point.altitude == nil ? .twoD : .threeD,
+            altitude: point.altitude, horizontalAccuracy: point.horizontalAccuracy, timestamp: point.time,
+            receivedAt: point.time, device: "import")
+        out.append(TrackRecord.encode(TrackPoint(location: location, segment: segments[next])))
+        next += 1
+    }
+
+    /// The whole merge of records held in memory (tests, small days).
+    public static func merge(existing: [[UInt8]], staged: [ImportPoint], segmenter: inout ImportSegmenter) -> (
+        records: [[UInt8]], imported: Int, skipped: Int
+    ) {
+        var merge = TrackImportMerge()
+        for record in existing { merge.see(existing: record) }
+        merge.take(staged, segmenter: &segmenter)
+        var out: [[UInt8]] = []
+        for record in existing { merge.emit(existing: record, into: &out) }
+        merge.finish(into: &out)
+        return (out, merge.imported, merge.skipped)
     }
 }
 
@@ -93,7 +118,7 @@ public struct ImportSegmenter: Sendable {
     public private(set) var next: UInt64
     public let limit: UInt64
     public let gap: Double
-    private var last: (time: FixTime, fileSegment: UInt64, segment: UInt64)?
+    private var last: (time: FixTime, fileSegment: Int64, segment: UInt64)?
 
     public init(first: UInt64, limit: UInt64, gap: Double = 600) {
         next = first
@@ -102,16 +127,15 @@ public struct ImportSegmenter: Sendable {
     }
 
     /// The segment of `point` (its `segment` is the file's), taken in time order.
-    public mutating func segment(for point: TrackPoint) -> UInt64 {
-        let time = point.location.receivedAt!
-        if let last, last.fileSegment == point.segment, Self.seconds(from: last.time, to: time) <= gap {
-            self.last = (time, point.segment, last.segment)
+    public mutating func segment(for point: ImportPoint) -> UInt64 {
+        if let last, last.fileSegment == point.segment, Self.seconds(from: last.time, to: point.time) <= gap {
+            self.last = (point.time, point.segment, last.segment)
             return last.segment
         }
         // The block holds one number per staged point, so it never runs out.
         let segment = min(next, limit)
         next = segment &+ 1
-        last = (time, point.segment, segment)
+        last = (point.time, point.segment, segment)
         return segment
     }
 

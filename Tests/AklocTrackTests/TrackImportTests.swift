@@ -38,11 +38,10 @@ extension TrackPoint {
         var records = existing.map(TrackRecord.encode)
         records.insert(TrackRecord.header(id: 7), at: 0)
         records.insert(Array("9,unknown,version".utf8), at: 2)
-        func staged(_ seconds: Int64, _ latitude: Double, _ longitude: Double, file segment: UInt64 = 0) -> TrackPoint {
-            var location = Location(latitude: latitude, longitude: longitude)
-            location.timestamp = at(seconds)
-            location.receivedAt = at(seconds)
-            return TrackPoint(location: location, segment: segment)
+        func staged(_ seconds: Int64, _ latitude: Double, _ longitude: Double, file segment: Int64 = 0)
+            -> ImportPoint
+        {
+            ImportPoint(time: at(seconds), latitude: latitude, longitude: longitude, segment: segment)
         }
         let again = existing[1].location
         var segmenter = ImportSegmenter(first: 100, limit: 110)
