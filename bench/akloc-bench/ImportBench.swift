@@ -47,8 +47,9 @@ enum ImportBench {
             index += 2
         }
         do {
+            let loadBefore = loadAverage()
             let runs = try measure(records: records, gpxPoints: gpxPoints)
-            let section = markdown(runs)
+            let section = markdown(runs, load: (loadBefore, loadAverage()))
             print(section)
             if let output {
                 let existing = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
@@ -271,7 +272,13 @@ enum ImportBench {
         }
     }
 
-    static func markdown(_ runs: [Run]) -> String {
+    /// The 1, 5 and 15 minute load averages, as /proc/loadavg has them.
+    static func loadAverage() -> String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
+    static func markdown(_ runs: [Run], load: (String, String)) -> String {
         func f(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
         let date = ISO8601DateFormatter().string(from: Date())
         var rows = ""
@@ -289,7 +296,8 @@ enum ImportBench {
             \(begin)
             ## Track import (issue 29; `akloc-bench import`)
 
-            `akloc-bench import`, run by `make bench` (\(date), this machine, shared, release build).
+            `akloc-bench import`, run by `make bench` (\(date), this machine, shared, release build;
+            load average \(load.0) at the start, \(load.1) at the end).
             Each file is generated in /tmp, imported with `akloc track import FILE` into a
             fresh aklocd (`retention-days = 36500`, `max-size = 8G`), and deleted. The GPX
             import goes into days the Takeout import has already filled, so it merges.
@@ -299,9 +307,13 @@ enum ImportBench {
             \(rows)
             Peak RSS is the kernel's: akloc's from wait4's rusage, aklocd's its VmHWM
             after the import. Memory does not grow with the file: the CLI holds one
-            1 MiB chunk and one record, aklocd one staging batch and, while merging, one
-            day's points. A commit step merges about 20 000 points, so other clients wait
-            at most one step (the slowest `status` reply above).
+            1 MiB chunk and one record, aklocd one staging batch and, while merging, the
+            imported points of the day at hand (a day of the 1 Hz GPX is 86 400 points,
+            hence its higher peak). Wall time beyond the two CPU columns is waiting: the
+            round trips of the batches and the machine's other load. A commit step merges
+            days until about 20 000 points, but at least one whole day, so the slowest
+            `status` answer is one such step (a 1 Hz day, about 0.3 s of CPU here) plus
+            the time the shared machine gave other processes.
             \(end)
             """
     }
