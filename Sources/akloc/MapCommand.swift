@@ -248,6 +248,12 @@ struct MapCommand: Command {
                 snapshot["placemark"] = result["placemark"]
             }
         }
+        // The sky panel's value, with or without a fix; an aklocd before the key path has none to give.
+        if let connection = try? DaemonConnection(path: context.socketPath, timeout: AklocCLI.replyTimeout),
+            let sky = try? connection.call(.engine(.get(AklocCore.KeyPath(.satellites)))), sky.objectValue != nil
+        {
+            snapshot["satellites"] = sky
+        }
         do {
             try AtomicFile.write(
                 page.snapshotHTML(data: .object(snapshot), basemap: basemap()), to: path, mode: 0o644)

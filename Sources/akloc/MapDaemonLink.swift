@@ -7,15 +7,15 @@ import Glibc
 import Synchronization
 
 /// The map's own connection to aklocd, as the invoking user: observes
-/// `myLocation`, names each fix with `reverseGeocode` when the daemon has
+/// `myLocation` and the receiver's `satellites` (the sky panel), names each fix with `reverseGeocode` when the daemon has
 /// it, and turns both into server-sent events for the page. When aklocd
 /// goes away (a restart) it says so (`status` with `connected: false`, the
 /// page shows "reconnecting") and connects again every second.
 final class MapDaemonLink: Sendable {
     private let socketPath: String
     private let publish: @Sendable ([UInt8]) -> Void
-    /// The latest status and location events, for a stream that opens later.
-    private let latest = Mutex<(status: [UInt8], location: [UInt8])>(([], []))
+    /// The latest status, location and sky events, for a stream that opens later.
+    private let latest = Mutex<(status: [UInt8], location: [UInt8], sky: [UInt8])>(([], [], []))
     private let thread = DispatchQueue(label: "akloc.map.daemon")
 
     init(socketPath: String, publish: @escaping @Sendable ([UInt8]) -> Void) {
@@ -25,7 +25,7 @@ final class MapDaemonLink: Sendable {
     }
 
     /// What a new stream starts with.
-    var currentEvents: [UInt8] { latest.withLock { $0.status + $0.location } }
+    var currentEvents: [UInt8] { latest.withLock { $0.status + $0.location + $0.sky } }
 
     func start() {
         thread.async { [self] in
@@ -51,12 +51,22 @@ final class MapDaemonLink: Sendable {
 
     private func runOnce() {
         let connection: DaemonConnection
-        do {
+        // What arrives while the second observe waits for its reply (the first one's initial location).
+        var early: [ServerEvent] = []
+        do throws(CLIError) {
             connection = try DaemonConnection(path: socketPath, timeout: AklocCLI.replyTimeout)
             // Fast enough to follow a moving boat, as the daemon's throttle allows.
             let policy = ThrottlePolicy.Partial(minInterval: 1, maxInterval: 60)
             _ = try connection.call(
                 .engine(.observe(AklocCore.KeyPath(.myLocation), initial: true, old: false, policy: policy)))
+            do throws(CLIError) {
+                _ = try connection.call(
+                    .engine(.observe(AklocCore.KeyPath(.satellites), initial: true, old: false, policy: policy)),
+                    onEvent: { early.append($0.event) })
+            } catch {
+                // An aklocd before the satellites key path: the page draws no sky panel.
+                guard error.message.contains("(unknownKeyPath)") else { throw error }
+            }
         } catch {
             setStatus(["connected": false, "reason": .string(error.message)])
             return
@@ -65,18 +75,22 @@ final class MapDaemonLink: Sendable {
         var geocoding = true
         var pending: [JSONValue] = []
         func take(_ event: ServerEvent) {
+            guard case .change(let change) = event else { return }
+            if change.keyPath == AklocCore.KeyPath(.satellites) {
+                // The sky as aklocd gives it (null before the first SKY); sent as it comes, it needs no lookup.
+                let bytes = Self.event("sky", change.new)
+                latest.withLock { $0.sky = bytes }
+                publish(bytes)
+                return
+            }
             // A location without a position (none yet) is not sent: the page keeps the last one.
-            guard case .change(let change) = event, change.keyPath == AklocCore.KeyPath(.myLocation),
-                MapData.coordinate(of: change.new) != nil
+            guard change.keyPath == AklocCore.KeyPath(.myLocation), MapData.coordinate(of: change.new) != nil
             else { return }
             pending.append(change.new)
         }
+        early.forEach(take)
         do {
             while true {
-                connection.setTimeout(0)
-                guard case (_, let message)? = try connection.nextMessage() else { break }
-                take(message)
-                connection.setTimeout(AklocCLI.replyTimeout)
                 while let location = pending.popLast() {
                     pending.removeAll()  // only the newest matters
                     var data: [String: JSONValue] = ["location": location]
@@ -97,6 +111,10 @@ final class MapDaemonLink: Sendable {
                     latest.withLock { $0.location = bytes }
                     publish(bytes)
                 }
+                connection.setTimeout(0)
+                guard case (_, let message)? = try connection.nextMessage() else { break }
+                take(message)
+                connection.setTimeout(AklocCLI.replyTimeout)
             }
         } catch {
             setStatus(["connected": false, "reason": .string(error.message)])

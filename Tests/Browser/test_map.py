@@ -891,6 +891,90 @@ class MapPageTests(unittest.TestCase):
         self.assertEqual(result.returncode, 64, result)  # EX_USAGE, as every usage error
         self.assertIn(b"--day: 2025-02-30 is not a day of the calendar", result.stderr)
 
+    # MARK: the sky panel
+
+    def test_9b_the_sky_panel_plots_the_receivers_satellites(self) -> None:
+        """A receiver with satellites in its SKY reports (haicom-305N, replayed by its own gpsd and aklocd): the
+        panel shows what aklocd's `satellites` key path says, each satellite where its elevation and azimuth put
+        it on the polar plot (north up, the horizon at radius 90), used ones filled; a snapshot has it too."""
+        replay = Replay(require_tools(self), "haicom-305N", 0.2,
+                        config="[geo]\ndata-dir = %s\n" % os.path.join(REPOSITORY, "data"))
+        self.addCleanup(replay.stop)
+        log = open(os.path.join(self.directory, "sky-map.log"), "w+b")
+        self.addCleanup(log.close)
+        server = subprocess.Popen([self.akloc, "--socket", replay.socket, "map", "--listen", "127.0.0.1:0",
+                                   "--data-dir", os.path.join(REPOSITORY, "data")],
+                                  stdout=subprocess.PIPE, stderr=log, start_new_session=True)
+        self.addCleanup(lambda: _kill_group(server))
+        self.addCleanup(server.stdout.close)
+        url = server.stdout.readline().decode().strip()
+        self.assertTrue(url.startswith("http://"), url)
+        self.driver.get_log("browser")
+        self.open_page(url)
+        # Once the receiver has a fix: satellites in use and in view, the map on the position.
+        self.wait("window.akloc.sky.value && window.akloc.sky.value.used > 0 && window.akloc.location", timeout=60,
+                  message="satellites in use plotted")
+
+        def expected_plot(value):
+            plotted = []
+            for satellite in value["satellites"]:
+                elevation, azimuth = satellite.get("elevation"), satellite.get("azimuth")
+                if not isinstance(elevation, (int, float)) or not isinstance(azimuth, (int, float)):
+                    continue
+                if not 0 <= elevation <= 90:
+                    continue
+                r = 90 * (90 - elevation) / 90
+                plotted.append((satellite["prn"], r * math.sin(math.radians(azimuth)),
+                                -r * math.cos(math.radians(azimuth)), bool(satellite.get("used"))))
+            return sorted(plotted)
+
+        def page_plot():
+            return sorted((p["prn"], p["x"], p["y"], p["used"]) for p in
+                          self.driver.execute_script("return window.akloc.sky.plotted"))
+
+        # What the page shows is aklocd's value: both read until they are of the same SKY report.
+        seen = {}
+        def same_report(driver) -> bool:
+            ok, sky = daemon_call(replay.socket, "get", keyPath="satellites")
+            self.assertTrue(ok, sky)
+            seen["shown"] = driver.execute_script("return window.akloc.sky.value")
+            return seen["shown"] == sky
+        WebDriverWait(self.driver, 20, poll_frequency=0.05).until(same_report, "the page shows aklocd's satellites")
+        shown = seen["shown"]
+        plotted = page_plot()
+        self.assertEqual([p[0] for p in plotted], [p[0] for p in expected_plot(shown)])
+        for got, want in zip(plotted, expected_plot(shown)):
+            self.assertAlmostEqual(got[1], want[1], places=6)
+            self.assertAlmostEqual(got[2], want[2], places=6)
+            self.assertEqual(got[3], want[3])
+        self.assertGreater(len(plotted), 3)
+        used = self.driver.execute_script("return [...document.querySelectorAll('#akloc-sky-plot .akloc-sat-used')]"
+                                          ".map((g) => Number(g.dataset.prn)).sort((a, b) => a - b)")
+        self.assertEqual(used, sorted(p[0] for p in plotted if p[3]))
+        caption = self.driver.find_element(By.ID, "akloc-sky-caption").text
+        self.assertIn("%d used of %d" % (shown["used"], shown["visible"]), caption)
+        self.screenshot("sky.png")
+        # Collapsed and opened again by its header.
+        toggle = self.driver.find_element(By.ID, "akloc-sky-toggle")
+        toggle.click()
+        self.assertFalse(self.driver.find_element(By.ID, "akloc-sky-plot").is_displayed())
+        toggle.click()
+        self.assertTrue(self.driver.find_element(By.ID, "akloc-sky-plot").is_displayed())
+        self.assertEqual(self.severe_console_entries(), [])
+
+        # The snapshot holds the sky of its moment, drawn the same way.
+        output = os.path.join(self.directory, "sky.html")
+        subprocess.run([self.akloc, "--socket", replay.socket, "map", "--output", output,
+                        "--data-dir", os.path.join(REPOSITORY, "data")], check=True, capture_output=True, timeout=60)
+        with open(output, encoding="utf-8") as file:
+            config = json.loads(re.search(r'<script id="akloc-config" type="application/json">(.*?)</script>',
+                                          file.read(), re.S).group(1))
+        self.open_page("file://" + output)
+        self.wait("window.akloc.sky.value !== null")
+        self.assertEqual(self.driver.execute_script("return window.akloc.sky.value"), config["snapshot"]["satellites"])
+        self.assertEqual([p[0] for p in page_plot()], [p[0] for p in expected_plot(config["snapshot"]["satellites"])])
+        self.assertEqual(self.severe_console_entries(), [])
+
 
 def crc32c(data: bytes) -> int:
     """CRC-32C (Castagnoli, reflected 0x82F63B78), the journal's checksum, computed here bit by bit."""

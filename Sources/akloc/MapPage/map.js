@@ -405,6 +405,63 @@
     return (text || "trip") + (trip.unknownPath ? " (path unknown)" : "");
   }
 
+  // MARK: The sky (the receiver's satellites, docs/map.md)
+
+  // Radius of the horizon in the plot's units (its viewBox is 200 wide): elevation 90° at the centre.
+  const SKY_RADIUS = 90;
+  state.sky = { value: null, plotted: [] };
+  const skyPanel = document.getElementById("akloc-sky");
+  document.getElementById("akloc-sky-toggle").addEventListener("click", (event) => {
+    const collapsed = skyPanel.classList.toggle("akloc-collapsed");
+    event.currentTarget.setAttribute("aria-expanded", String(!collapsed));
+  });
+
+  function svgElement(name, attributes, parent) {
+    const element = document.createElementNS("http://www.w3.org/2000/svg", name);
+    for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, String(value));
+    parent.appendChild(element);
+    return element;
+  }
+
+  // The `satellites` value as aklocd gives it (null before the first SKY: no panel). Text goes in as text.
+  function showSky(value) {
+    const plot = document.getElementById("akloc-sky-plot");
+    plot.replaceChildren();
+    state.sky = { value: value && typeof value === "object" ? value : null, plotted: [] };
+    skyPanel.hidden = !state.sky.value;
+    if (!state.sky.value) return;
+    for (const elevation of [0, 30, 60]) {
+      svgElement("circle", { r: (SKY_RADIUS * (90 - elevation)) / 90, class: "akloc-sky-grid" }, plot);
+    }
+    svgElement("path", { d: "M -90 0 H 90 M 0 -90 V 90", class: "akloc-sky-grid" }, plot);
+    for (const [text, x, y] of [["N", 0, -96], ["E", 96, 0], ["S", 0, 96], ["W", -96, 0]]) {
+      svgElement("text", { x: x, y: y, class: "akloc-sky-label" }, plot).textContent = text;
+    }
+    const number = (v) => typeof v === "number" && Number.isFinite(v);
+    const satellites = Array.isArray(value.satellites) ? value.satellites : [];
+    // Unused first, so the used ones are drawn on top where they overlap.
+    for (const satellite of satellites.filter((s) => s && !s.used).concat(satellites.filter((s) => s && s.used))) {
+      const { elevation, azimuth } = satellite;
+      if (!number(elevation) || !number(azimuth) || elevation < 0 || elevation > 90) continue;
+      const r = (SKY_RADIUS * (90 - elevation)) / 90, radians = (azimuth * Math.PI) / 180;
+      const x = r * Math.sin(radians), y = -r * Math.cos(radians);
+      const group = svgElement("g", {
+        class: "akloc-sat" + (satellite.used ? " akloc-sat-used" : ""), transform: "translate(" + x + " " + y + ")",
+        "data-prn": String(satellite.prn),
+      }, plot);
+      svgElement("circle", { r: 7 }, group);
+      svgElement("text", {}, group).textContent = String(satellite.prn);
+      svgElement("title", {}, group).textContent = [satellite.constellation, "PRN " + satellite.prn,
+        "elevation " + elevation + "°", "azimuth " + azimuth + "°",
+        number(satellite.signal) ? satellite.signal + " dB-Hz" : "", satellite.used ? "used" : "not used"]
+        .filter(Boolean).join(", ");
+      state.sky.plotted.push({ prn: satellite.prn, x: x, y: y, used: !!satellite.used });
+    }
+    const caption = [number(value.used) && number(value.visible) ? value.used + " used of " + value.visible : "",
+      number(value.hdop) ? "HDOP " + value.hdop : ""].filter(Boolean).join(" · ");
+    document.getElementById("akloc-sky-caption").textContent = caption;
+  }
+
   // MARK: Callouts
 
   function escapeHTML(text) {
@@ -619,6 +676,7 @@
     state.loaded = true;
     if (snapshot) {
       if (snapshot.location) showLocation(snapshot.location, snapshot.placemark);
+      if (snapshot.satellites) showSky(snapshot.satellites);
       if (snapshot.day) {
         dayPicker.value = snapshot.day.date;
         showDay(snapshot.day.date, snapshot.day.layer);
@@ -637,6 +695,7 @@
       const data = JSON.parse(event.data);
       showLocation(data.location, data.placemark);
     });
+    events.addEventListener("sky", (event) => showSky(JSON.parse(event.data)));
     events.onerror = () => setStatus({ connected: false, reason: "the akloc map server is not answering" });
   });
 })();
