@@ -56,9 +56,12 @@ MAP_PACKAGES := libjs-leaflet chromium chromium-driver python3-selenium libsqlit
 # dbus-daemon), run GeoClue's own where-am-i (geoclue-2-demo), compare with
 # GeoClue's interface XML (geoclue-2.0), call with gdbus (libglib2.0-bin) and
 # drive clients from Python (python3-dbus).
+# The broker-cluster test (MQTTNATSClusterTests, docs/mqtt.md) starts its own
+# three nats-server nodes (JetStream and MQTT on loopback; never the packaged
+# service) and SIGKILLs them mid-replay.
 DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
                 systemd util-linux passwd procps libclang-rt-14-dev \
-                libmosquitto-dev mosquitto mosquitto-clients openssl binutils \
+                libmosquitto-dev mosquitto mosquitto-clients nats-server openssl binutils \
                 python3 python3-venv iso-codes tzdata python3-phonenumbers \
                 python3-gpxpy gpxinfo python3-geojson tmux \
                 dbus geoclue-2.0 geoclue-2-demo libglib2.0-bin python3-dbus $(DEB_BUILD_PACKAGES) $(MAP_PACKAGES)

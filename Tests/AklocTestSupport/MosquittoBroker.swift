@@ -131,12 +131,14 @@ public final class MQTTSubscriber: @unchecked Sendable {
         }
     }
 
-    public init(port: UInt16, topic: String = "#", extraArguments: [String] = []) throws {
+    /// `clientID` names the persistent session: a second subscriber with
+    /// the same one (on another node of a cluster) resumes it.
+    public init(port: UInt16, topic: String = "#", clientID: String? = nil, extraArguments: [String] = []) throws {
         process = try TestProcess(
             "mosquitto_sub",
             [
                 "-h", "127.0.0.1", "-p", String(port), "-F", Self.format, "-t", topic, "-q", "1", "-c",
-                "-i", "akloc-test-\(UUID().uuidString.prefix(8))",
+                "-i", clientID ?? "akloc-test-\(UUID().uuidString.prefix(8))",
             ] + extraArguments)
     }
 
