@@ -33,7 +33,8 @@ struct GoogleLocationReader {
                 guard sawLocations else {
                     throw .at(
                         0, .unknownFormat,
-                        "no \"locations\", \"semanticSegments\" or \"rawSignals\": not a Google location export")
+                        "no \"locations\", \"semanticSegments\" or \"rawSignals\": not a Google location export "
+                            + "(Takeout's Semantic Location History files are not read; its Records.json is)")
                 }
                 return nil
             }
@@ -62,9 +63,12 @@ struct GoogleLocationReader {
         let members = try object(value, field, at: offset)
         func e7(_ name: String) throws(TrackImportError) -> Double {
             guard let member = members[name] else { throw .at(offset, .badPoint, "\(field) has no \"\(name)\"") }
-            guard case .int(let number) = member else {
+            guard case .int(var number) = member else {
                 throw .at(offset, .badPoint, "\(field).\(name) must be a whole number, not \(member.typeName)")
             }
+            // Some exports print a negative E7 as its unsigned 32-bit pattern
+            // (-1 as 4294967295): read those as the signed value they are.
+            if (1 << 31..<1 << 32).contains(number) { number -= 1 << 32 }
             return Double(number) / 1e7
         }
         let time: FixTime

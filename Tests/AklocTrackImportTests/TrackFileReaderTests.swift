@@ -149,7 +149,8 @@ private func time(_ text: String) -> FixTime { TrackTime.parse(text)! }
                "activity": [{"timestamp": "x", "activity": [{"type": "STILL", "confidence": 100}]}],
                "timestamp": "2022-01-12T17:18:24.19Z"},
               {"timestampMs": "1517755336082", "latitudeE7": -179883679, "longitudeE7": -796161282},
-              {"timestampMs": 1517755336083, "latitudeE7": 0, "longitudeE7": 1800000000, "verticalAccuracy": 4}
+              {"timestampMs": 1517755336083, "latitudeE7": 0, "longitudeE7": 1800000000, "verticalAccuracy": 4},
+              {"timestamp": "2014-01-01T00:00:00Z", "latitudeE7": 4294967295, "longitudeE7": 4293967296}
             ], "other": {"nested": [1, 2, {"a": null}]}}
             """
         #expect(
@@ -163,6 +164,8 @@ private func time(_ text: String) -> FixTime { TrackTime.parse(text)! }
                 ImportPoint(
                     time: FixTime(secondsSince1970: 1_517_755_336, nanoseconds: 83_000_000), latitude: 0,
                     longitude: 180),
+                // Negative E7 values printed unsigned, as some exports have them.
+                ImportPoint(time: time("2014-01-01T00:00:00Z"), latitude: -0.000_000_1, longitude: -0.1),
             ])
     }
 

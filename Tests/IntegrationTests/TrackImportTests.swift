@@ -34,9 +34,10 @@ struct TrackImportTests {
     }
 
     /// A GPX 1.1 track of two segments over two days, elevation on some points.
-    static func gpx(points count: Int, start: Int) -> String {
+    static func gpx(points count: Int, start: Int, version: String = "1.1") -> String {
+        let namespace = "http://www.topografix.com/GPX/\(version == "1.1" ? "1/1" : "1/0")"
         var text = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        text += #"<gpx version="1.1" creator="test" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>"# + "\n"
+        text += #"<gpx version="\#(version)" creator="test" xmlns="\#(namespace)"><trk><trkseg>"# + "\n"
         for index in 0..<count {
             if index == count / 2 { text += "</trkseg><trkseg>\n" }
             let latitude = 52.0 + Double(index) * 0.000_123_4
@@ -84,6 +85,16 @@ struct TrackImportTests {
         #expect(parsed.count == 3)
         #expect(parsed[0].hasPrefix("500\n"))
         #expect(parsed[0] == parsed[1], "gpxpy reads the same points, times and elevations back")
+
+        // GPX 1.0 too, into days of its own.
+        let old = try Self.write(Self.gpx(points: 120, start: 1_104_566_400, version: "1.0"), "old.gpx", in: daemon)
+        let imported10 = try Self.akloc(daemon, ["track", "import", old])
+        #expect(imported10.stdout() == "imported 120 of 120 points into 1 day(s); 0 were already in the track\n")
+        let output10 = daemon.directory.appendingPathComponent("out10.gpx").path
+        _ = try Self.akloc(
+            daemon, ["track", "--since", "2005-01-01", "--until", "2005-01-02", "--format", "gpx", "-o", output10])
+        let parsed10 = try TrackTools.python(script, [old, output10]).components(separatedBy: "--\n")
+        #expect(parsed10.count == 3 && parsed10[0].hasPrefix("120\n") && parsed10[0] == parsed10[1])
     }
 
     /// A day of Google Takeout: home until 12:00 (a point every 2 minutes,
