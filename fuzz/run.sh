@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzz the request decoder and line framer with libFuzzer.
+# Fuzz the request decoder and line framer, and the track import readers,
+# with libFuzzer.
 #
 #   fuzz/run.sh [RUNS] [extra libFuzzer flags…]
 #
@@ -40,9 +41,23 @@ echo "fuzz: building with $swiftc ($opt)" >&2
 "$swiftc" "${flags[@]}" -module-name RequestFuzzer -o "$out/request-fuzzer" \
     fuzz/RequestFuzzer.swift "$out/libAklocProtocol.a" "$out/libAklocGeo.a" "$out/libAklocJSON.a" "$out/libAklocCore.a" -lm
 
+"$swiftc" "${flags[@]}" -emit-library -static -module-name AklocTrackImport \
+    -emit-module -emit-module-path "$out/modules/AklocTrackImport.swiftmodule" \
+    -o "$out/libAklocTrackImport.a" Sources/AklocTrackImport/*.swift
+"$swiftc" "${flags[@]}" -module-name TrackImportFuzzer -o "$out/import-fuzzer" \
+    fuzz/TrackImportFuzzer.swift "$out/libAklocTrackImport.a" "$out/libAklocProtocol.a" "$out/libAklocGeo.a" \
+    "$out/libAklocJSON.a" "$out/libAklocCore.a" -lm
+
 echo "fuzz: running $runs executions" >&2
 # ASan's leak checker needs ptrace, which containers often forbid; leaks are
 # not what this target looks for.
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} "$out/request-fuzzer" \
     -runs="$runs" -max_len="${FUZZ_MAX_LEN:-4096}" -print_final_stats=1 \
     -artifact_prefix="$out/" "$@" "$out/corpus" fuzz/corpus
+
+# The import readers, from their own seeds (a GPX, a Records.json, a Timeline.json).
+mkdir -p "$out/corpus-import"
+echo "fuzz: running $runs executions of the import readers" >&2
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} "$out/import-fuzzer" \
+    -runs="$runs" -max_len="${FUZZ_MAX_LEN:-4096}" -print_final_stats=1 \
+    -artifact_prefix="$out/" "$@" "$out/corpus-import" fuzz/corpus-import
