@@ -157,7 +157,7 @@ struct TrackCommand: Command {
     }
 }
 
-/// `N points, X MB` on stderr while an export runs longer than a second,
+/// `N points, X MB` on stderr while an export or an import runs longer than a second,
 /// only when stderr is a terminal (a pipe or log gets nothing).
 struct TrackProgress {
     private let started = TrackProgress.now()

@@ -26,7 +26,10 @@ struct TrackImportRun {
 
     func run() throws(CLIError) -> Summary {
         var summary = Summary()
-        for file in files { summary.points += try send(file) }
+        // `N points, X MB…` on a terminal while it runs longer than a second.
+        var progress = TrackProgress()
+        for file in files { summary.points += try send(file, progress: &progress) }
+        progress.finish()
         guard summary.points > 0 else {
             throw .failure("no track points in \(files.joined(separator: ", ")): nothing to import")
         }
@@ -45,7 +48,7 @@ struct TrackImportRun {
     }
 
     /// Streams one file to the daemon; returns its number of points.
-    private func send(_ file: String) throws(CLIError) -> Int {
+    private func send(_ file: String, progress: inout TrackProgress) throws(CLIError) -> Int {
         let input: ChunkedFileReader
         do {
             input = try ChunkedFileReader(path: file)
@@ -69,6 +72,7 @@ struct TrackImportRun {
                 scratch = JSONWriter(capacity: 128)
                 ClientRequest.writeImportPoint(point, to: &scratch)
                 if bytes + scratch.bytes.count + 1 > Self.batchBytes || batch.count == TrackImportRequest.maxPoints {
+                    progress.advance(by: batch.count, bytes: input.offset)
                     try flush(&batch, &offsets, file: file)
                     bytes = 0
                 }
@@ -85,6 +89,7 @@ struct TrackImportRun {
         } catch {
             throw .failure("\(file): \(error)")
         }
+        progress.advance(by: batch.count, bytes: input.offset)
         try flush(&batch, &offsets, file: file)
         return count
     }
