@@ -10,9 +10,9 @@ extension Engine {
     mutating func handleFix(_ fix: Location, at now: Instant, _ step: inout Step) -> Bool {
         counters.fixes += 1
         let result = epochs.offer(fix, at: now)
-        if let closed = result.closed { deliverEpoch(closed, &step) }
+        if let closed = result.closed { deliverEpoch(closed, at: now, &step) }
         if let completed = result.completed {
-            deliverEpoch(completed, &step)
+            deliverEpoch(completed, at: now, &step)
         } else if let refined = result.refined, lastFixLive {
             lastFix = refined.fix
         }
@@ -21,28 +21,31 @@ extension Engine {
 
     /// The epoch being collected, once its wait is over (on a tick).
     mutating func expireEpoch(at now: Instant, _ step: inout Step) {
-        if let epoch = epochs.expire(at: now) { deliverEpoch(epoch, &step) }
+        if let epoch = epochs.expire(at: now) { deliverEpoch(epoch, at: now, &step) }
     }
 
     /// Ends the epoch being collected (no fix, source gone) and delivers it.
-    mutating func closeEpoch(_ step: inout Step) {
-        if let epoch = epochs.close() { deliverEpoch(epoch, &step) }
+    mutating func closeEpoch(at now: Instant, _ step: inout Step) {
+        if let epoch = epochs.close() { deliverEpoch(epoch, at: now, &step) }
     }
 
-    /// One epoch to every stream that wants it. Throttling runs on the
-    /// epoch's receipt (its first TPV), so how long it took to complete does
-    /// not move anyone's schedule.
-    mutating func deliverEpoch(_ epoch: EpochAssembler.Epoch, _ step: inout Step) {
+    /// One epoch to every stream that wants it, delivered at `now`.
+    /// Throttling runs on the deliveries themselves, so no subscriber sees
+    /// two closer than its `minInterval` however long an epoch took to
+    /// complete (the first ones wait a whole cycle while the device's shape
+    /// is learned). The speed estimate and the fix's freshness run on the
+    /// epoch's receipt (its first TPV): they describe the fix, not its delivery.
+    mutating func deliverEpoch(_ epoch: EpochAssembler.Epoch, at now: Instant, _ step: inout Step) {
         let fix = epoch.fix
-        let now = epoch.receivedAt
+        let received = epoch.receivedAt
         counters.epochs += 1
         // `running` comes with the first fix anyone can be given, not with a
         // TPV still waiting for the rest of its epoch.
         latestHadFix = true
         let speed = Throttle.speed(
-            of: fix, receivedAt: now, previous: lastFixLive ? lastFix : nil, previousReceivedAt: lastFixAt)
+            of: fix, receivedAt: received, previous: lastFixLive ? lastFix : nil, previousReceivedAt: lastFixAt)
         lastFix = fix
-        lastFixAt = now
+        lastFixAt = received
         lastFixLive = true
         guard !paused else { return }
 

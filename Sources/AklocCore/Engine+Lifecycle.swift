@@ -56,13 +56,16 @@ extension Engine {
 
     mutating func handleSourceConnected(_ name: String, at now: Instant, _ step: inout Step) {
         sourceName = name
+        // A new gpsd connection may be a new gpsd: its device's first
+        // epochs have another shape, learned anew (EpochAssembler).
+        epochs.forgetShapes()
         sendToAll(.didGetNotification(.sourceConnected), &step)
         restartFirstFixLoops(at: now, &step)
     }
 
-    mutating func handleSourceDisconnected(_ step: inout Step) {
+    mutating func handleSourceDisconnected(at now: Instant, _ step: inout Step) {
         // The epoch in hand was received: it goes out before the news.
-        closeEpoch(&step)
+        closeEpoch(at: now, &step)
         lastSky = nil
         guard sourceName != nil else { return }
         sourceName = nil

@@ -108,10 +108,10 @@ public struct Engine: Sendable {
             // aggregate can have moved, so there is nothing to finish.
             guard handleFix(fix, at: now, &step) else { return [] }
         case .noFix:
-            closeEpoch(&step)
+            closeEpoch(at: now, &step)
             latestHadFix = false
         case .sourceConnected(let name): handleSourceConnected(name, at: now, &step)
-        case .sourceDisconnected: handleSourceDisconnected(&step)
+        case .sourceDisconnected: handleSourceDisconnected(at: now, &step)
         case .tick: handleTick(at: now, &step)
         case .connect(let id, let peer): handleConnect(id, peer)
         case .disconnect(let id): handleDisconnect(id)
@@ -144,6 +144,9 @@ public struct Engine: Sendable {
         if wanted != watching {
             watching = wanted
             outputs.append(.watch(wanted))
+            // gpsd may (re)open the device for this watch: its first epochs
+            // have another shape (EpochAssembler), so it is learned anew.
+            if wanted { epochs.forgetShapes() }
         }
         var deadline = earliestDeadline
         if let epochDeadline = epochs.deadline { deadline = min(deadline ?? epochDeadline, epochDeadline) }

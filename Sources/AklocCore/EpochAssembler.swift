@@ -7,12 +7,19 @@
 /// the receiver's own speed and track. So an epoch's TPVs are merged (a later
 /// TPV's fields override, absent ones are kept) and the epoch is delivered
 /// once it is complete:
-/// - as many TPVs as the device's previous epoch had, and every field it
-///   ended with (learned per device, the way gpsd itself learns a cycle's
-///   last sentence); a receiver with one TPV per epoch is delivered on its
-///   first TPV, with no wait (after its first epoch);
+/// - once the device's shape is known: as many TPVs as its previous epoch
+///   had, and every field it ended with (learned per device, the way gpsd
+///   itself learns a cycle's last sentence); a receiver with one TPV per
+///   epoch is delivered on its first TPV, with no wait;
 /// - else when the next epoch's first TPV, a no-fix report or the loss of the
-///   source closes it;
+///   source closes it. Until two consecutive whole epochs of a device have
+///   had the same shape, this is the only way: gpsd's first epochs after it
+///   opens a device are not the shape of the later ones (before it has
+///   learned the cycle's last sentence every sentence that moves the fix
+///   gives a TPV, and it learns more of them as the cycle shows them), so a
+///   shape learned from them is too small and would deliver an epoch before
+///   the receiver's own speed and track. The shapes are learned anew each
+///   time the watch starts or gpsd reconnects (`forgetShapes`);
 /// - else `wait` seconds after its first TPV (1.5 s: longer than a 1 Hz
 ///   receiver's cycle, so such an epoch is closed by its own TPVs or the
 ///   next epoch, and the bound only matters when the receiver goes quiet).
@@ -97,6 +104,16 @@ public struct EpochAssembler: Hashable, Sendable {
         var fields: Fields
     }
 
+    /// What is known of one device's epochs.
+    enum Knowledge: Hashable, Sendable {
+        /// Not yet: an epoch goes out only once it has ended. `last` is the
+        /// shape of the last epoch that ended, if one did.
+        case learning(last: Shape?)
+        /// Two consecutive epochs ended with the same shape; `shape` is the
+        /// last one's, what the next epoch must reach.
+        case known(Shape)
+    }
+
     enum State: Hashable, Sendable {
         case idle
         /// TPVs of an epoch that is not complete yet; delivered at `deadline`
@@ -110,8 +127,8 @@ public struct EpochAssembler: Hashable, Sendable {
     /// The longest an epoch waits for the rest of its TPVs, seconds.
     public var wait: Double
     private(set) var state: State = .idle
-    /// The last finished epoch of each device: what its next one must reach.
-    private var shapes: [String: Shape] = [:]
+    /// What each device's finished epochs looked like.
+    private var devices: [String: Knowledge] = [:]
 
     public init(wait: Double = 1.5) {
         self.wait = wait
@@ -149,7 +166,8 @@ public struct EpochAssembler: Hashable, Sendable {
             step.closed = close()
         }
         let epoch = Epoch(fix: fix, receivedAt: now)
-        let expected = shapes[fix.device ?? ""]
+        var expected: Shape?
+        if case .known(let shape) = devices[fix.device ?? ""] { expected = shape }
         if fix.timestamp == nil || Self.isComplete(epoch, expected) {
             // Without a time nothing can join it: it is its own epoch.
             state = .delivered(epoch)
@@ -170,7 +188,7 @@ public struct EpochAssembler: Hashable, Sendable {
 
     /// Ends the current epoch (a no-fix report, the source gone): returns it
     /// if it still has to be delivered. What devices' epochs look like is
-    /// kept: after gpsd comes back it is usually the same receiver.
+    /// kept until `forgetShapes`.
     public mutating func close() -> Epoch? {
         let pending: Epoch?
         switch state {
@@ -187,10 +205,25 @@ public struct EpochAssembler: Hashable, Sendable {
         return pending
     }
 
-    /// Whether `epoch` reached its device's shape (`shapes[device]`).
+    /// Forgets every device's shape, to be learned again from whole epochs
+    /// before any is delivered on one: when the watch starts or gpsd
+    /// reconnects, gpsd may have (re)opened the device, and its first
+    /// epochs then have another shape.
+    public mutating func forgetShapes() {
+        devices = [:]
+    }
+
+    /// Whether a device's shape is known (`forgetShapes` unlearns it).
+    public func knowsShape(of device: String?) -> Bool {
+        if case .known = devices[device ?? ""] { return true }
+        return false
+    }
+
+    /// Whether `epoch` reached its device's known shape.
     private static func isComplete(_ epoch: Epoch, _ expected: Shape?) -> Bool {
-        // A device not seen yet waits: its first TPV may be gpsd's estimate
-        // (or, on some receivers, carry the previous epoch's position).
+        // A device whose shape is not known waits for its epoch to end: its
+        // first TPV may be gpsd's estimate (or, on some receivers, carry the
+        // previous epoch's position).
         guard let expected else { return false }
         return epoch.reports >= expected.reports && Fields(epoch.fix).isSuperset(of: expected.fields)
     }
@@ -199,7 +232,16 @@ public struct EpochAssembler: Hashable, Sendable {
     mutating func learn(_ epoch: Epoch) {
         // A time-less fix is always alone: it says nothing about the cycle.
         guard epoch.fix.timestamp != nil else { return }
-        shapes[epoch.fix.device ?? ""] = Shape(reports: epoch.reports, fields: Fields(epoch.fix))
+        let device = epoch.fix.device ?? ""
+        let shape = Shape(reports: epoch.reports, fields: Fields(epoch.fix))
+        switch devices[device] {
+        case .known:
+            devices[device] = .known(shape)
+        case .learning(let last?) where last == shape:
+            devices[device] = .known(shape)
+        case .learning, nil:
+            devices[device] = .learning(last: shape)
+        }
     }
 
     static func sameEpoch(_ a: Location, _ b: Location) -> Bool {

@@ -294,11 +294,12 @@ public final class GPSDSource {
         if GPSDLine.isClass(name, "SKY") { return "SKY" }
         if GPSDLine.isClass(name, "VERSION") { return "VERSION" }
         if GPSDLine.isClass(name, "ERROR") { return "ERROR" }
+        if GPSDLine.isClass(name, "WATCH") { return "WATCH" }
         return nil
     }
 
     /// Only lines of the classes whose content akloc uses (TPV, SKY,
-    /// VERSION, ERROR) are checked; libgps parses the others (DEVICE, WATCH,
+    /// VERSION, ERROR, and WATCH, gpsd's answer to the watch) are checked; libgps parses the others (DEVICE, WATCH,
     /// GST, …) and nothing of them is read, so they are not checked a second
     /// time. The class is compared as bytes:
     /// a String and a Set lookup per line cost 4 % of aklocd's CPU (issue 19).
@@ -324,6 +325,10 @@ public final class GPSDSource {
             handle(sky: connection.sky)
         case .message(className: "ERROR"):
             log(.warning, "gpsd reports an error: \(connection.errorMessage)")
+        case .message(className: "WATCH"):
+            // gpsd's answer to ?WATCH: from here on it sends this client
+            // every report (a test starts its replay on this line).
+            log(.debug, "gpsd confirmed the watch")
         case .message:
             return
         }

@@ -124,11 +124,16 @@ import Testing
         #expect(next.updates(for: 1).map(\.location.course) == [133.96])
         #expect(next.updates(for: 1).map(\.location.speed) == [0.99])
         #expect(harness.engine.snapshot.counters.epochs == 1)
-        // Learned (three TPVs with a track): the next epoch's joins answer
-        // nothing until the one that completes it.
+        // One whole epoch is no known shape: the second waits for its end too.
         #expect(harness.at(1.05, .fix(fix(north: 1, second: 1, speed: 0.5, course: 140, device: unseen))).isEmpty)
-        let done = harness.at(1.1, .fix(fix(north: 1, second: 1, speed: 0.5, course: 140, device: unseen)))
-        #expect(done.updates(for: 1).map(\.location.course) == [140])
+        #expect(harness.at(1.1, .fix(fix(north: 1, second: 1, speed: 0.5, course: 140, device: unseen))).isEmpty)
+        let third = harness.at(2, .fix(fix(north: 2, second: 2, speed: 9.9, course: nil, device: unseen)))
+        #expect(third.updates(for: 1).map(\.location.course) == [140])
+        // Two alike (three TPVs with a track): known. The next epoch's joins
+        // answer nothing until the one that completes it.
+        #expect(harness.at(2.05, .fix(fix(north: 2, second: 2, speed: 0.5, course: 150, device: unseen))).isEmpty)
+        let done = harness.at(2.1, .fix(fix(north: 2, second: 2, speed: 0.5, course: 150, device: unseen)))
+        #expect(done.updates(for: 1).map(\.location.course) == [150])
         #expect(harness.engine.snapshot.state == .running)
     }
 

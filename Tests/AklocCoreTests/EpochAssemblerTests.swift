@@ -28,13 +28,86 @@ import Testing
         #expect(next.closed?.fix.course == 134)
         #expect(next.closed?.receivedAt == .seconds(0), "an epoch's receipt is its first TPV's")
         #expect(next.closed?.reports == 2)
-        // Learned: two TPVs with a track. The estimate alone is not enough...
+        // One whole epoch is not a known shape: the second waits for its end too.
         #expect(next.completed == nil)
+        #expect(assembler.offer(tpv(1, speed: 0, course: 279), at: .seconds(1.2)).completed == nil)
+        #expect(!assembler.knowsShape(of: "/dev/pts/1"))
+        let third = assembler.offer(tpv(2, speed: 3.8), at: .seconds(1.9))
+        #expect(third.closed?.fix.course == 279 && third.closed?.receivedAt == .seconds(0.9))
+        // Two whole epochs alike: known. The estimate alone is not enough...
+        #expect(assembler.knowsShape(of: "/dev/pts/1"))
+        #expect(third.completed == nil)
         // ...the receiver's TPV completes it at once.
-        let done = assembler.offer(tpv(1, speed: 0, course: 279), at: .seconds(1.2))
-        #expect(done.completed?.fix.speed == 0)
+        let done = assembler.offer(tpv(2, speed: 0.89, course: 279), at: .seconds(2.2))
+        #expect(done.completed?.fix.speed == 0.89)
         #expect(done.completed?.fix.course == 279)
         #expect(assembler.deadline == nil)
+    }
+
+    /// The issue-31 start: gpsd's first epoch after it opens the device has
+    /// only its estimate (one TPV, no track), the next ones the estimate and
+    /// the receiver's TPV. A shape learned from the first would deliver the
+    /// second on its estimate; every epoch goes out with the receiver's track.
+    @Test func gpsdsFirstEpochsDoNotTeachATooSmallShape() {
+        var assembler = EpochAssembler()
+        var delivered: [Location] = []
+        func offer(_ fix: Location, _ at: Double) {
+            let step = assembler.offer(fix, at: .seconds(at))
+            delivered += [step.closed, step.completed].compactMap { $0?.fix }
+        }
+        offer(tpv(0, speed: 9.2), 0)
+        for second in 1...6 {
+            offer(tpv(Int64(second), speed: 11), Double(second))
+            offer(tpv(Int64(second), speed: Double(second) / 10, course: 90), Double(second) + 0.3)
+        }
+        delivered += [assembler.close()].compactMap { $0?.fix }
+        #expect(delivered.map(\.timestamp) == (0...6).map { tpv(Int64($0)).timestamp })
+        #expect(delivered.dropFirst().allSatisfy { $0.course == 90 }, "\(delivered.map(\.course))")
+        #expect(delivered.dropFirst().map(\.speed) == (1...6).map { Double($0) / 10 })
+        #expect(delivered.first?.course == nil, "the first epoch had no track: it is delivered as gpsd sent it")
+    }
+
+    /// bundg_zeus_9 on gpsd 3.22: 12 TPVs in the first epoch, 17 in every
+    /// later one, its position in a late one. Learned from the first, the
+    /// second would go out at its 12th TPV with the previous second's position.
+    @Test func aGrowingStartIsLearnedFromTwoWholeEpochsAlike() {
+        var assembler = EpochAssembler()
+        var delivered: [(second: Int64, reports: Int, at: Double)] = []
+        var clock = 0.0
+        func epoch(_ second: Int64, _ count: Int) {
+            for index in 0..<count {
+                clock += 0.05
+                // The RMC-first TPVs carry the previous second's position until the late GGA.
+                let north = index >= count - 3 ? Double(second) : Double(second - 1)
+                let step = assembler.offer(tpv(second, speed: 3, course: 230, north: north), at: .seconds(clock))
+                for epoch in [step.closed, step.completed].compactMap({ $0 }) {
+                    let number = epoch.fix.timestamp!.secondsSince1970 - 1_800_000_000
+                    #expect(epoch.fix.latitude == tpv(number, north: Double(number)).latitude, "epoch \(number)")
+                    delivered.append((number, epoch.reports, clock))
+                }
+            }
+        }
+        epoch(0, 12)
+        for second in 1...4 { epoch(Int64(second), 17) }
+        #expect(delivered.map(\.second) == [0, 1, 2, 3, 4])
+        #expect(delivered.map(\.reports) == [12, 17, 17, 17, 17])
+        // 0, 1 and 2 wait for the next epoch; 3 and 4 go out on their 17th TPV.
+        #expect(assembler.knowsShape(of: "/dev/pts/1"))
+        #expect(abs(delivered[3].at - 0.05 * Double(12 + 17 * 3)) < 1e-9, "epoch 3 on its last TPV")
+    }
+
+    @Test func forgettingTheShapesMakesTheNextEpochsWaitForTheirEnd() {
+        var assembler = EpochAssembler()
+        for second in 0...2 {
+            _ = assembler.offer(tpv(Int64(second), speed: 1, course: 10), at: .seconds(Double(second)))
+        }
+        #expect(assembler.knowsShape(of: "/dev/pts/1"))
+        #expect(assembler.offer(tpv(3, speed: 1, course: 10), at: .seconds(3)).completed != nil)
+        assembler.forgetShapes()
+        #expect(!assembler.knowsShape(of: "/dev/pts/1"))
+        let waits = assembler.offer(tpv(4, speed: 1, course: 10), at: .seconds(4))
+        #expect(waits.completed == nil && waits.began)
+        #expect(assembler.offer(tpv(5, speed: 1, course: 10), at: .seconds(5)).closed?.reports == 1)
     }
 
     @Test func theBoundDeliversWhatArrivedWhenNothingElseDoes() {
@@ -56,15 +129,17 @@ import Testing
         _ = assembler.offer(tpv(0, speed: 1, course: 10), at: .seconds(0))
         for second in 1...5 {
             let step = assembler.offer(tpv(Int64(second), speed: 1, course: 10), at: .seconds(Double(second)))
-            #expect(step.closed == nil || second == 1)
-            #expect(step.completed?.fix.timestamp == tpv(Int64(second)).timestamp)
+            // Epochs 0 and 1 teach the shape, each delivered when the next begins.
+            #expect((step.closed?.fix.timestamp == tpv(Int64(second - 1)).timestamp) == (second <= 2))
+            #expect((step.completed?.fix.timestamp == tpv(Int64(second)).timestamp) == (second >= 2))
         }
     }
 
     @Test func aMissingLearnedFieldWaitsEvenWhenTheCountIsReached() {
         var assembler = EpochAssembler()
+        _ = assembler.offer(tpv(-1, speed: 1, course: 10, altitude: 5), at: .seconds(-1))
         _ = assembler.offer(tpv(0, speed: 1, course: 10, altitude: 5), at: .seconds(0))
-        // One TPV, like the last epoch, but no altitude yet (bundg_zeus_9's
+        // One TPV, like the last epochs, but no altitude yet (bundg_zeus_9's
         // GGA comes late in its cycle).
         let partial = assembler.offer(tpv(1, speed: 1, course: 10), at: .seconds(1))
         #expect(partial.completed == nil)
@@ -99,8 +174,10 @@ import Testing
         var assembler = EpochAssembler()
         _ = assembler.offer(tpv(0), at: .seconds(0))
         #expect(assembler.close()?.reports == 1)
-        // Learned one TPV: epoch 1 goes out on its first, and closing it gives nothing more.
-        #expect(assembler.offer(tpv(1), at: .seconds(1)).completed != nil)
+        #expect(assembler.offer(tpv(1), at: .seconds(1)).completed == nil, "one whole epoch: still learning")
+        #expect(assembler.close()?.reports == 1)
+        // Two alike: epoch 2 goes out on its first TPV, and closing it gives nothing more.
+        #expect(assembler.offer(tpv(2), at: .seconds(2)).completed != nil)
         #expect(assembler.close() == nil)
     }
 
@@ -119,6 +196,7 @@ import Testing
     @Test func aTimeThatComesBackLaterIsANewEpoch() {
         // humminbird-M37's clock goes back once: only consecutive TPVs merge.
         var assembler = EpochAssembler()
+        _ = assembler.offer(tpv(4), at: .seconds(-1))
         _ = assembler.offer(tpv(5), at: .seconds(0))
         #expect(assembler.offer(tpv(6), at: .seconds(1)).completed?.fix.timestamp == tpv(6).timestamp)
         let again = assembler.offer(tpv(5), at: .seconds(2))

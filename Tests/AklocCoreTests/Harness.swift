@@ -8,10 +8,14 @@ struct Harness {
     var log: [Engine.Output] = []
     private var nextToken: RequestToken = 1
 
-    /// `knownDevice` is a receiver the engine has already seen one epoch of
-    /// (one TPV, 2D), so its fixes are delivered on their first TPV and tests
-    /// of other rules need not wait out each device's first epoch
-    /// (EpochAssemblerTests cover that); nil starts from nothing.
+    /// `knownDevice` is a receiver whose epoch shape the engine knows (one
+    /// TPV, 2D), so its fixes are delivered on their first TPV and tests of
+    /// other rules need not wait out the learning (EpochAssemblerTests and
+    /// EngineEpochTests cover that). The engine forgets shapes when the watch
+    /// starts, so the harness teaches it again before each of its fixes when
+    /// it has. nil starts from nothing.
+    let knownDevice: String?
+
     init(
         _ configuration: Engine.Configuration = .init(), restoring state: PersistentState? = nil,
         knownDevice: String? = "/dev/ttyUSB0"
@@ -21,15 +25,22 @@ struct Harness {
         } else {
             engine = Engine(configuration: configuration)
         }
-        if let knownDevice {
-            let seen = Location(
-                latitude: 0, longitude: 0, mode: .twoD, timestamp: FixTime(secondsSince1970: 1), device: knownDevice)
-            engine.epochs.learn(EpochAssembler.Epoch(fix: seen, receivedAt: .zero))
-        }
+        self.knownDevice = knownDevice
+        teachKnownDevice()
+    }
+
+    /// Two whole epochs of one 2D TPV each: the shape is known.
+    private mutating func teachKnownDevice() {
+        guard let knownDevice, !engine.epochs.knowsShape(of: knownDevice) else { return }
+        let seen = Location(
+            latitude: 0, longitude: 0, mode: .twoD, timestamp: FixTime(secondsSince1970: 1), device: knownDevice)
+        engine.epochs.learn(EpochAssembler.Epoch(fix: seen, receivedAt: .zero))
+        engine.epochs.learn(EpochAssembler.Epoch(fix: seen, receivedAt: .zero))
     }
 
     @discardableResult
     mutating func send(_ input: Engine.Input) -> [Engine.Output] {
+        if case .fix = input { teachKnownDevice() }
         let outputs = engine.handle(input, at: now)
         log += outputs
         return outputs

@@ -123,8 +123,41 @@ import Testing
         return 2 * Location.earthRadius * atan2(h.squareRoot(), (1 - h).squareRoot())
     }
 
-    /// The epochs (by index) the rule delivers, restated from DESIGN §2.
+    /// When each epoch (fed as one TPV) is delivered, restated from
+    /// docs/semantics.md "Epochs": one without a time at once; while the
+    /// device's shape is not known (until two consecutive timed epochs had
+    /// the same fields) when the next epoch begins; after that at once when
+    /// it has every field the previous timed epoch had, else when the next
+    /// begins. The last one when the source goes (1 s after it).
+    static func deliveryTimes(_ epochs: [Epoch]) -> [Double] {
+        func fields(_ location: Location) -> [Bool] {
+            [
+                location.altitude != nil, location.horizontalAccuracy != nil, location.speed != nil,
+                location.course != nil, location.mode == .threeD,
+            ]
+        }
+        var times: [Double] = []
+        var known = false
+        var last: [Bool]?
+        for (index, epoch) in epochs.enumerated() {
+            let next = index + 1 < epochs.count ? epochs[index + 1].receipt : epoch.receipt + 1
+            guard epoch.first.time != nil else {
+                times.append(epoch.receipt)
+                continue
+            }
+            let shape = fields(epoch.merged)
+            let complete = known && last.map { zip(shape, $0).allSatisfy { $0 || !$1 } } ?? false
+            times.append(complete ? epoch.receipt : next)
+            if !known, shape == last { known = true }
+            last = shape
+        }
+        return times
+    }
+
+    /// The epochs (by index) the rule delivers, restated from DESIGN §2:
+    /// the interval counts between deliveries, the speed between receipts.
     static func expectedDeliveries(_ epochs: [Epoch], policy: ThrottlePolicy) -> [Int] {
+        let times = deliveryTimes(epochs)
         var delivered: [Int] = []
         var lastAt = 0.0
         var lastPlace: Location?
@@ -142,11 +175,11 @@ import Testing
             }
             guard let place = lastPlace else {
                 delivered.append(index)
-                lastAt = epoch.receipt
+                lastAt = times[index]
                 lastPlace = location
                 continue
             }
-            let elapsed = epoch.receipt - lastAt + 1e-6
+            let elapsed = times[index] - lastAt + 1e-6
             let moving = speed > 0 && speed >= policy.updateSpeed
             var deliver = elapsed >= (moving ? policy.minInterval : policy.maxInterval)
             if deliver, moving, policy.distanceFilter > 0, elapsed < policy.maxInterval {
@@ -154,7 +187,7 @@ import Testing
             }
             if deliver {
                 delivered.append(index)
-                lastAt = epoch.receipt
+                lastAt = times[index]
                 lastPlace = location
             }
         }
@@ -175,8 +208,8 @@ import Testing
             for output in outputs {
                 guard case .send(let ids, .didUpdateLocation(let location, let after)) = output, ids.contains(1)
                 else { continue }
-                // The first epoch waits for the next one (nothing is known of the
-                // receiver yet); every later one goes out on its own TPV.
+                // Until the shape is known an epoch waits for the next one, and
+                // later one that lacks a field of the one before.
                 let index =
                     current == epochs.count || (current > 0 && location == epochs[current - 1].merged)
                     ? current - 1 : current
@@ -235,7 +268,12 @@ import Testing
         let epochs = Self.epochs(
             try Self.fixes(in: Self.bundled.appendingPathComponent("humminbird-M37.log.chk")), spacing: .oneSecond)
         let (got, _) = Self.replay(epochs, policy: ThrottlePolicy())
-        #expect(got == Array(stride(from: 0, to: epochs.count, by: 5)))
+        #expect(got == Self.expectedDeliveries(epochs, policy: ThrottlePolicy()))
+        // Five seconds apart as the subscriber sees them, or one cycle more
+        // when an epoch of the receiver's waited for the next.
+        let times = Self.deliveryTimes(epochs)
+        let gaps = zip(got, got.dropFirst()).map { times[$1] - times[$0] }
+        #expect(gaps.allSatisfy { $0 >= 5 && $0 <= 6 }, "\(gaps)")
         #expect(got.count >= 5)
     }
 

@@ -72,6 +72,72 @@ struct GPSFakeReplayTests {
         }
     }
 
+    /// Issue 31: aklocd attached before the replay starts (gpsfake gated),
+    /// every shared capture at full speed: aklocd's `rawLocation` gives
+    /// every epoch gpspipe merged, the first included, each with its speed
+    /// and course (present exactly when gpsd's are).
+    @Test(.enabled(if: GPSFake.sharedLogDirectory != nil, "skipped: no shared/gpsd-logs beside the package"))
+    func aklocdGivesEveryEpochRightFromTheFirst() throws {
+        guard Self.requireTools(), let directory = GPSFake.sharedLogDirectory else { return }
+        var table: [String] = []
+        for log in GPSFake.logs(in: directory) {
+            let name = log.lastPathComponent
+            let before = Set(SharedMemory.segments().map(\.key))
+            let (source, fake, _) = try StartReplay.host(log: log.path, cycle: nil)
+            let gpsd = fake.gpsdPID
+            let replay = try StartReplay(source: source, policies: [])
+            expectCleanedUp(fake, gpsd: gpsd, segmentsBefore: before)
+            let ours = replay.rawEpochs
+            let reference = FixEpoch.merged(replay.tpvs)
+            #expect(ours.count == reference.count, "\(name): aklocd \(ours.count) epochs, gpspipe \(reference.count)")
+            // Every capture but the one that never gets a fix has epochs: a
+            // replay that fed nothing must not pass as agreement.
+            #expect(!reference.isEmpty || name == "bu303-nofix.log", "\(name): gpspipe saw no fix")
+            for (index, (epoch, expected)) in zip(ours, reference).enumerated() where !epoch.matches(expected) {
+                Issue.record("\(name) epoch \(index): aklocd \(epoch) vs gpspipe \(expected)")
+                break
+            }
+            table.append("\(name): aklocd \(ours.count), gpspipe \(reference.count)")
+        }
+        print("every epoch from the first:\n" + table.joined(separator: "\n"))
+    }
+
+    /// Issue 31: on the captures that move, at about one epoch a second,
+    /// subscribers started before the first sentence with `minInterval` 2
+    /// and 5 see no two deliveries closer than that in the first minute,
+    /// the first gap included: neither as aklocd measures it
+    /// (`afterTimeInterval`) nor as they receive them (10 ms for the
+    /// sockets and threads); and each delivery is gpspipe's merged epoch.
+    @Test(arguments: [("haicom-305N", 0.21), ("humminbird-M37", 0.23), ("bundg_zeus_9", 0.03)])
+    func noGapShorterThanMinIntervalFromTheStart(log: String, cycle: Double) throws {
+        guard Self.requireTools() else { return }
+        let (source, fake, _) = try StartReplay.host(log: Self.bundled(log), cycle: cycle)
+        let gpsd = fake.gpsdPID
+        let replay = try StartReplay(source: source, policies: [["minInterval": 2], ["minInterval": 5]], window: 60)
+        expectCleanedUp(fake, gpsd: gpsd)
+        let reference = FixEpoch.merged(replay.tpvs)
+        for (index, minInterval) in [2.0, 5.0].enumerated() {
+            let deliveries = replay.deliveries(index)
+            #expect(deliveries.count >= 3, "\(log) minInterval \(minInterval): \(deliveries.count) deliveries")
+            for delivery in deliveries {
+                guard let epoch = FixEpoch(wire: delivery.location) else { continue }
+                #expect(
+                    reference.contains { $0.matches(epoch) },
+                    "\(log) minInterval \(minInterval): \(epoch) is no gpspipe epoch")
+            }
+            let gaps = zip(deliveries, deliveries.dropFirst()).map { (received: $1.at - $0.at, aklocd: $1.after) }
+            for (number, gap) in gaps.enumerated() {
+                #expect(
+                    (gap.aklocd ?? 0) >= minInterval && gap.received >= minInterval - 0.01,
+                    "\(log) minInterval \(minInterval), gap \(number + 1): aklocd \(gap.aklocd ?? -1) s, received \(gap.received) s"
+                )
+            }
+            print(
+                "\(log) minInterval \(minInterval): first gaps "
+                    + gaps.prefix(3).map { String(format: "%.3f", $0.received) }.joined(separator: ", "))
+        }
+    }
+
     @Test func reconnectsAfterGpsdIsKilledMidReplay() throws {
         guard Self.requireTools() else { return }
         let log = Self.bundled("haicom-305N")

@@ -24,20 +24,28 @@ public final class GPSFake: @unchecked Sendable {
     public let process: TestProcess
     /// gpsfake's TMPDIR, where it puts gpsd's control socket.
     private let temporaryDirectory: URL
+    /// Our end of a gated gpsfake's stdin (see `release`).
+    private let gate: Int32?
 
     /// Starts gpsfake on `port` (or a free one, retried if taken meanwhile)
     /// and waits, bounded, until its gpsd accepts connections.
     /// `cycle` is gpsfake's `-c` delay per sentence; nil replays at full speed.
     /// `loop` replays the log over and over (no `-1`) until `stop()`.
+    /// `gated` holds the first sentence back until `release()`, so clients
+    /// can be sure to see the replay from its very start, whatever the load.
+    /// `launcher` runs a gated gpsfake through another program, e.g. into a
+    /// Debian 13 root (`TrixieRoot`); `logPath` is then the path there.
     public static func start(
-        log logPath: String, port: UInt16? = nil, cycle: Double? = nil, loop: Bool = false, listenTimeout: Double = 15
+        log logPath: String, port: UInt16? = nil, cycle: Double? = nil, loop: Bool = false, gated: Bool = false,
+        launcher: [String] = [], listenTimeout: Double = 15
     ) throws -> GPSFake {
         var lastError = StartError(description: "gpsfake did not start")
         for _ in 0..<(port == nil ? 3 : 1) {
             let chosen = port ?? FreePort.loopbackTCP()
             do {
                 return try GPSFake(
-                    logPath: logPath, port: chosen, cycle: cycle, loop: loop, listenTimeout: listenTimeout)
+                    logPath: logPath, port: chosen, cycle: cycle, loop: loop, gated: gated || !launcher.isEmpty,
+                    launcher: launcher, listenTimeout: listenTimeout)
             } catch let error as StartError {
                 lastError = error
             }
@@ -45,7 +53,10 @@ public final class GPSFake: @unchecked Sendable {
         throw lastError
     }
 
-    private init(logPath: String, port: UInt16, cycle: Double?, loop: Bool, listenTimeout: Double) throws {
+    private init(
+        logPath: String, port: UInt16, cycle: Double?, loop: Bool, gated: Bool, launcher: [String],
+        listenTimeout: Double
+    ) throws {
         self.port = port
         self.logPath = logPath
         temporaryDirectory = FileManager.default.temporaryDirectory
@@ -53,13 +64,41 @@ public final class GPSFake: @unchecked Sendable {
         try FileManager.default.createDirectory(at: temporaryDirectory, withIntermediateDirectories: true)
         var arguments = (loop ? [] : ["-1"]) + ["-p", "-q", "-P", String(port)]
         if let cycle { arguments += ["-c", String(cycle)] }
+        // Gated, gpsfake's one fixed wait before it feeds (1.4 s "to get
+        // ready", gpsd 3.22 and 3.25 alike) reads a line from stdin instead:
+        // a socket of ours, written by `release` (a socket, not a pipe: a
+        // send after gpsfake exits fails with EPIPE instead of raising SIGPIPE).
+        var ends: [Int32] = [-1, -1]
+        if gated {
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else {
+                try? FileManager.default.removeItem(at: temporaryDirectory)
+                throw StartError(description: "socketpair: \(String(cString: strerror(errno)))")
+            }
+        }
         arguments.append(logPath)
         do {
-            process = try TestProcess("gpsfake", arguments, environment: ["TMPDIR": temporaryDirectory.path])
+            if let program = launcher.first {
+                // Its own /tmp there: the host's temporary directory is not in the root.
+                process = try TestProcess(
+                    program,
+                    Array(launcher.dropFirst()) + ["/usr/bin/python3", "-c", GPSFake.gateScript, "/usr/bin/gpsfake"]
+                        + arguments, passing: [0: ends[1]])
+            } else if gated {
+                let gpsfake = TestProcess.which("gpsfake") ?? "/usr/bin/gpsfake"
+                process = try TestProcess(
+                    "/usr/bin/python3", ["-c", GPSFake.gateScript, gpsfake] + arguments,
+                    environment: ["TMPDIR": temporaryDirectory.path], passing: [0: ends[1]])
+            } else {
+                process = try TestProcess("gpsfake", arguments, environment: ["TMPDIR": temporaryDirectory.path])
+            }
         } catch {
+            if gated { close(ends[0]) }
+            if gated { close(ends[1]) }
             try? FileManager.default.removeItem(at: temporaryDirectory)
             throw StartError(description: "\(error)")
         }
+        if gated { close(ends[1]) }
+        gate = gated ? ends[0] : nil
         if !waitUntilListening(timeout: listenTimeout) {
             let stderr = process.stderr()
             stop()
@@ -69,6 +108,7 @@ public final class GPSFake: @unchecked Sendable {
 
     deinit {
         stop()
+        if let gate { close(gate) }
     }
 
     /// Polls a TCP connect to the port until it succeeds, gpsfake exits, or the timeout.
@@ -93,6 +133,32 @@ public final class GPSFake: @unchecked Sendable {
     @discardableResult
     public func waitForExit(timeout: Double) -> Int32? {
         process.waitForExit(timeout: timeout)
+    }
+
+    /// gpsfake (argv[1]) run with its 1.4 s wait replaced by a read of
+    /// stdin, announced on stderr (`atGate`).
+    public static let gateScript = """
+        import runpy, sys, time
+        wait = time.sleep
+        def gate(seconds):
+            if seconds != 1.4:
+                return wait(seconds)
+            sys.stderr.write("gpsfake: at the gate\\n")
+            sys.stderr.flush()
+            sys.stdin.readline()
+        time.sleep = gate
+        path = sys.argv[1]
+        sys.argv = [path] + sys.argv[2:]
+        runpy.run_path(path, run_name="__main__")
+        """
+
+    /// Whether a gated gpsfake waits at its gate (its gpsd and own client are up).
+    public var atGate: Bool { process.stderr().contains("gpsfake: at the gate") }
+
+    /// Lets a gated gpsfake feed.
+    public func release() {
+        guard let gate else { return }
+        _ = [UInt8(10)].withUnsafeBytes { send(gate, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Kills only the gpsd child, as if gpsd crashed: clients see EOF.
@@ -159,8 +225,14 @@ public final class GPSPipe: @unchecked Sendable {
     // @unchecked: the only stored property is a TestProcess.
     public let process: TestProcess
 
-    public init(port: UInt16) throws {
-        process = try TestProcess("gpspipe", ["-w", "127.0.0.1:\(port)"])
+    /// `launcher` runs it through another program (as `GPSFake.start`'s).
+    public init(port: UInt16, launcher: [String] = []) throws {
+        if let program = launcher.first {
+            process = try TestProcess(
+                program, Array(launcher.dropFirst()) + ["/usr/bin/gpspipe", "-w", "127.0.0.1:\(port)"])
+        } else {
+            process = try TestProcess("gpspipe", ["-w", "127.0.0.1:\(port)"])
+        }
     }
 
     deinit {

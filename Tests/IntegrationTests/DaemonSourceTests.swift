@@ -7,24 +7,8 @@ import Testing
 /// same gpsd in the same run; gpsd dying, coming back, appearing late, lying.
 @Suite(.serialized, .enabled(if: GPSDTools.shouldRun, "skipped: \(GPSDTools.missingMessage)"))
 struct DaemonSourceTests {
-    struct Epoch: Equatable, CustomStringConvertible {
-        var time: String
-        var latitude: Double
-        var longitude: Double
-        var mode: Int
-        var speed: Double?
-        var course: Double?
-
-        func matches(_ other: Epoch) -> Bool {
-            func same(_ a: Double?, _ b: Double?) -> Bool { a == nil && b == nil || abs((a ?? -1) - (b ?? -2)) <= 1e-3 }
-            return time == other.time && mode == other.mode && abs(latitude - other.latitude) <= 1e-7
-                && abs(longitude - other.longitude) <= 1e-7 && same(speed, other.speed) && same(course, other.course)
-        }
-
-        var description: String {
-            "\(time) \(latitude),\(longitude) m\(mode) v\(speed.map { "\($0)" } ?? "-") c\(course.map { "\($0)" } ?? "-")"
-        }
-    }
+    /// An epoch as aklocd delivers it or gpspipe merges it (AklocTestSupport).
+    typealias Epoch = FixEpoch
 
     /// Replays `log` with aklocd and gpspipe both on its gpsd; returns
     /// aklocd's epochs, gpspipe's merged ones and gpspipe's first TPVs.
@@ -57,36 +41,8 @@ struct DaemonSourceTests {
         return (epochs, Self.mergedEpochs(tpvs), Self.firstTPVEpochs(tpvs))
     }
 
-    /// gpspipe's epochs: one per run of fix TPVs with the same time (a
-    /// receiver's clock can go back, so a time may recur later as a new
-    /// epoch), each TPV's fields overriding the earlier ones' (gpsd 3.22
-    /// sends an estimated speed without track first, the receiver's own
-    /// speed and track after).
-    static func mergedEpochs(_ tpvs: [[String: Any]]) -> [Epoch] {
-        var epochs: [Epoch] = []
-        var previous: String?
-        for tpv in tpvs {
-            guard let mode = tpv["mode"] as? Int, mode >= 2, let time = tpv["time"] as? String,
-                let latitude = tpv["lat"] as? Double, let longitude = tpv["lon"] as? Double
-            else { continue }
-            let speed = tpv["speed"] as? Double
-            let course = tpv["track"] as? Double
-            if time == previous, var last = epochs.popLast() {
-                last.latitude = latitude
-                last.longitude = longitude
-                last.mode = mode
-                last.speed = speed ?? last.speed
-                last.course = course ?? last.course
-                epochs.append(last)
-            } else {
-                epochs.append(
-                    Epoch(
-                        time: time, latitude: latitude, longitude: longitude, mode: mode, speed: speed, course: course))
-            }
-            previous = time
-        }
-        return epochs
-    }
+    /// gpspipe's epochs, merged as a `gpspipe -w` reader does.
+    static func mergedEpochs(_ tpvs: [[String: Any]]) -> [Epoch] { FixEpoch.merged(tpvs) }
 
     /// The same, the way akloc did before (the first TPV of each time): what
     /// the merged view must differ from on a receiver gpsd splits.
