@@ -68,7 +68,7 @@ DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-g
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-python test-map lint fuzz demo bench bench-quick bench-fleet install uninstall clean soak \
+.PHONY: all deps build test test-python test-map lint fuzz fuzz-commands demo bench bench-quick bench-fleet install uninstall clean soak \
         code-layout \
         soak-sanitizers man deb
 
@@ -160,11 +160,18 @@ soak-sanitizers: build
 	    rm -rf $$reports; \
 	done
 
-# libFuzzer over the request decoder and line framer, a fixed number of runs
-# so CI stays bounded; fails on any crash, leak or broken round trip.
+# libFuzzer over the request decoder and line framer, the track import
+# readers and the OwnTracks command parser, a fixed number of runs each so
+# CI stays bounded; fails on any crash, leak or broken invariant (fuzz/run.sh).
 FUZZ_RUNS ?= 50000
 fuzz:
 	fuzz/run.sh $(FUZZ_RUNS)
+
+# The OwnTracks command parser alone, a million executions by default
+# (issue 30; `make fuzz` runs it with FUZZ_RUNS, like the request decoder).
+FUZZ_COMMAND_RUNS ?= 1000000
+fuzz-commands:
+	FUZZ_TARGETS=commands fuzz/run.sh $(FUZZ_COMMAND_RUNS)
 
 # The README's first command: a live replay served by aklocd, watched by akloc.
 demo: build
