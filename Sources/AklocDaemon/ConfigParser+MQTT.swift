@@ -64,6 +64,11 @@ extension ConfigParser.State {
         case "max-age":
             configuration.mqtt.limits.maxAge = try field.real(
                 minimum: 0, exclusive: true, expected: "a number of seconds > 0")
+        case "drain-rate":
+            let expected = "a number of fixes per second > 0, or unlimited (the default)"
+            configuration.mqtt.drainRate =
+                field.value == "unlimited"
+                ? nil : try field.real(minimum: 0, exclusive: true, maximum: 1_000_000, expected: expected)
         case "commands":
             configuration.mqtt.commands = try field.commands()
         case "places-owner":

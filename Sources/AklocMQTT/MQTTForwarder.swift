@@ -62,6 +62,10 @@ public final class MQTTForwarder {
     private var failover: BrokerFailover
     /// The reconnect timer, on the injected clock.
     private var retryTimer: (any ShellTimer)?
+    /// `drain-rate`: when the next queued fix may go, and the timer that
+    /// resumes publishing then.
+    private var pacer: DrainPacer
+    private var drainTimer: (any ShellTimer)?
     private var started: Bool { failover.state != .stopped }
     /// When the last connection was lost, until the next one: the failover
     /// time in the log.
@@ -99,10 +103,12 @@ public final class MQTTForwarder {
         pending = ForwardQueue(limits: settings.limits)
         failover = BrokerFailover(
             nodeCount: max(1, settings.hosts.count), backoff: Backoff(initial: 0.5, maximum: 30, jitter: 0.25))
+        pacer = DrainPacer(rate: settings.drainRate)
     }
 
     deinit {
         retryTimer?.cancel()
+        drainTimer?.cancel()
     }
 
     func clock() -> Instant { shellClock.now() }
@@ -172,6 +178,7 @@ public final class MQTTForwarder {
         guard started else { return }
         failover.stop()
         retryTimer?.schedule(at: nil, leeway: 0)
+        drainTimer?.schedule(at: nil, leeway: 0)
         if let client, client.isConnected {
             _ = try? client.publish(statusMessage(online: false))
         }
@@ -297,10 +304,18 @@ public final class MQTTForwarder {
         }
     }
 
-    /// Publishes queued fixes, oldest first, as far as the window allows.
+    /// Publishes queued fixes, oldest first, as far as the window and the
+    /// drain rate allow.
     private func pump() {
         guard let client, client.isConnected else { return }
         while let entry = pending.nextToPublish() {
+            if case .wait(_, let delay) = pacer.decide(at: clock()) {
+                if drainTimer == nil {
+                    drainTimer = shellClock.makeTimer { [weak self] in self?.pump() }
+                }
+                drainTimer?.schedule(after: delay, on: shellClock, leeway: 0)
+                return
+            }
             let messageID: Int32
             do {
                 messageID = try client.publish(
@@ -313,6 +328,7 @@ public final class MQTTForwarder {
                 return
             }
             pending.sent(entry.seq, messageID: messageID)
+            pacer.sent(at: clock())
             if !sentBefore.insert(entry.seq).inserted { resent += 1 }
             // The client may have failed inside publish and called back.
             guard self.client === client, client.isConnected else { return }

@@ -47,6 +47,9 @@ public struct MQTTSettings: Hashable, Sendable {
         return policy
     }()
     public var limits = ForwardQueue.Limits()
+    /// Fixes a second at most, so a backlog drains without flooding the
+    /// consumer (`drain-rate`); nil for no limit.
+    public var drainRate: Double?
     /// The OwnTracks commands carried out from `<topic>/cmd`; none by default.
     public var commands: Set<OwnTracksCommand.Action> = []
     /// Whose places `setWaypoints` adds or replaces (a uid; root by default).

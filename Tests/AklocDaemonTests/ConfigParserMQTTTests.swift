@@ -124,6 +124,10 @@ import Testing
         ("[mqtt]\nenable = yes\ncommands = dump, reportSteps\n", 3, "commands", .badValue),
         ("[mqtt]\ncommands = setConfiguration\n", 2, "commands", .badValue),
         ("[mqtt]\nplaces-owner = alice\n", 2, "places-owner", .badValue),
+        ("[mqtt]\ndrain-rate = 0\n", 2, "drain-rate", .badValue),
+        ("[mqtt]\ndrain-rate = -5\n", 2, "drain-rate", .badValue),
+        ("[mqtt]\ndrain-rate = inf\n", 2, "drain-rate", .badValue),
+        ("[mqtt]\ndrain-rate = 2000000\n", 2, "drain-rate", .badValue),
     ])
     func badSettingsNameTheirLine(text: String, line: Int, key: String, code: ConfigError.Code) throws {
         let error = try #require(configFailure(text))
@@ -132,6 +136,12 @@ import Testing
         #expect(error.section == "mqtt")
         #expect(error.key == key)
         #expect(error.description.hasPrefix("\(configPath):\(line): [mqtt] \(key): "))
+    }
+
+    @Test func drainRateIsUnlimitedUntilSet() throws {
+        #expect(try ConfigParser.parse("[mqtt]\n", path: configPath).mqtt.drainRate == nil)
+        #expect(try ConfigParser.parse("[mqtt]\ndrain-rate = unlimited\n", path: configPath).mqtt.drainRate == nil)
+        #expect(try ConfigParser.parse("[mqtt]\ndrain-rate = 2.5\n", path: configPath).mqtt.drainRate == 2.5)
     }
 
     @Test func commandsAreOffUntilNamed() throws {

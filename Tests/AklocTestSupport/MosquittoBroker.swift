@@ -124,6 +124,8 @@ public final class MQTTSubscriber: @unchecked Sendable {
         /// Delivered from the broker's retained store (at a SUBSCRIBE,
         /// including the one a reconnecting client sends), not live.
         public var retained = false
+        /// When mosquitto_sub received it (Unix seconds), with `timestamps`.
+        public var receivedAt: Double?
 
         /// The payload as a JSON object, or nil.
         public var json: [String: Any]? {
@@ -133,21 +135,35 @@ public final class MQTTSubscriber: @unchecked Sendable {
 
     /// `clientID` names the persistent session: a second subscriber with
     /// the same one (on another node of a cluster) resumes it.
-    public init(port: UInt16, topic: String = "#", clientID: String? = nil, extraArguments: [String] = []) throws {
+    /// With `timestamps`, each message carries when it arrived.
+    public init(
+        port: UInt16, topic: String = "#", clientID: String? = nil, timestamps: Bool = false,
+        extraArguments: [String] = []
+    ) throws {
+        self.timestamps = timestamps
         process = try TestProcess(
             "mosquitto_sub",
             [
-                "-h", "127.0.0.1", "-p", String(port), "-F", Self.format, "-t", topic, "-q", "1", "-c",
-                "-i", clientID ?? "akloc-test-\(UUID().uuidString.prefix(8))",
+                "-h", "127.0.0.1", "-p", String(port), "-F", timestamps ? "%U " + Self.format : Self.format, "-t",
+                topic, "-q", "1", "-c", "-i", clientID ?? "akloc-test-\(UUID().uuidString.prefix(8))",
             ] + extraArguments)
     }
+
+    private let timestamps: Bool
 
     deinit { process.kill() }
 
     public func stop() { process.kill() }
 
     public func messages() -> [Message] {
-        Self.parse(process.stdout())
+        guard timestamps else { return Self.parse(process.stdout()) }
+        return process.stdout().split(separator: "\n").compactMap { line in
+            guard let space = line.firstIndex(of: " "), let time = Double(line[..<space]),
+                var message = Self.parse(String(line[line.index(after: space)...])).first
+            else { return nil }
+            message.receivedAt = time
+            return message
+        }
     }
 
     /// Waits (bounded, polling the captured output) until `done` holds for

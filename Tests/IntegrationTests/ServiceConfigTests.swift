@@ -73,6 +73,8 @@ extension ServiceTests {
             ("[gpsd\n", 1, "expected a section header"),
             ("[mqtt]\nenable = yes\nhost = \n", 3, "[mqtt] host: expected one or more host[:port]"),
             ("[mqtt]\nhost = n1:1883, n2:70000\n", 2, "[mqtt] host: expected one or more host[:port]"),
+            ("[mqtt]\nenable = yes\ndrain-rate = 0\n", 3, "[mqtt] drain-rate: expected a number of fixes per second"),
+            ("[mqtt]\ndrain-rate = fast\n", 2, "[mqtt] drain-rate: expected a number of fixes per second"),
         ])
         func checkConfigRefusesABadFileNamingFileAndLine(text: String, line: Int, message: String) throws {
             let result = try checkConfig(text)
