@@ -61,17 +61,33 @@ public struct SkySummary: Hashable, Sendable, CustomStringConvertible {
     /// Checks `seen` (akloc's, from its first on) against the reference: it
     /// must start at one of the reference's changes and follow it to the end.
     /// Returns nil when it does, else what differs first.
-    public static func mismatch(_ seen: [SkySummary], reference: [SkySummary]) -> String? {
+    /// Whether `seen` is gpspipe's sequence from akloc's first change on.
+    /// A client that falls behind has changes coalesced (DESIGN §4: the
+    /// newest value replaces one still queued), so `seen` may skip some,
+    /// never reorder or invent them; every skip must be one the daemon
+    /// counted in `coalesced` (its status counter `eventsCoalesced`).
+    public static func mismatch(_ seen: [SkySummary], reference: [SkySummary], coalesced: Int = 0) -> String? {
         guard let first = seen.first else { return "akloc sent no sky" }
         guard let start = reference.firstIndex(of: first) else {
             return "akloc's first sky \(first) is none of gpspipe's \(reference.count)"
         }
-        let expected = Array(reference[start...])
-        for (index, (got, want)) in zip(seen, expected).enumerated() where got != want {
-            return "change \(index): akloc \(got), gpspipe \(want)"
+        var next = start
+        var skipped = 0
+        for (index, got) in seen.enumerated() {
+            guard let found = reference[next...].firstIndex(of: got) else {
+                return
+                    "change \(index): akloc \(got), gpspipe \(next < reference.count ? "\(reference[next])" : "nothing more")"
+            }
+            if found > next, skipped + (found - next) > coalesced {
+                return "change \(index): akloc \(got), gpspipe \(reference[next]) (\(found - next) skipped here, "
+                    + "\(skipped) before, the daemon coalesced \(coalesced))"
+            }
+            skipped += found - next
+            next = found + 1
         }
-        if seen.count != expected.count {
-            return "akloc sent \(seen.count) changes, gpspipe has \(expected.count) from akloc's first on"
+        if next != reference.count {
+            return "akloc sent \(seen.count) changes, gpspipe has \(reference.count - start) from akloc's first on"
+                + " (its last \(reference.count - next) missing)"
         }
         return nil
     }
