@@ -68,7 +68,7 @@ DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-g
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-python test-map lint fuzz fuzz-commands demo bench bench-quick bench-fleet install uninstall clean soak \
+.PHONY: all deps build test test-python test-map test-timeline lint fuzz fuzz-commands demo bench bench-quick bench-fleet install uninstall clean soak \
         code-layout \
         soak-sanitizers man deb
 
@@ -102,6 +102,7 @@ test: build lint fuzz
 	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) --no-parallel -Xswiftc -warnings-as-errors
 	$(MAKE) test-python
 	$(MAKE) test-map
+	$(MAKE) test-timeline
 
 # The Python client (clients/python, docs/clients.md): installed into a fresh
 # virtual environment (pip only there, from PyPI), so a file missing from the
@@ -124,6 +125,21 @@ MAP_ARTIFACTS ?= .build/test-artifacts/map
 test-map: build
 	cd Tests/Browser && AKLOC_REQUIRE_TOOLS=1 AKLOC_BIN_DIR="$(BIN_DIR)" AKLOC_ARTIFACTS="$(abspath $(MAP_ARTIFACTS))" \
 	    /usr/bin/python3 -m unittest -v test_map
+
+# akloc's visits against an independent implementation (docs/timeline.md,
+# "Checked against trackintel"): trackintel 1.4.2 from PyPI in its own venv
+# (it brings pandas and geopandas), on days stitched from real receiver
+# captures, imported into the aklocd built above; fails below 95 % agreement
+# or when six looped hours of a still receiver are not one visit. The report
+# lands in $(TIMELINE_ARTIFACTS).
+TIMELINE_VENV ?= .build/trackintel-venv
+TIMELINE_ARTIFACTS ?= .build/test-artifacts/timeline
+test-timeline: build
+	[ -x $(TIMELINE_VENV)/bin/python ] || $(PYTHON) -m venv $(TIMELINE_VENV)
+	$(TIMELINE_VENV)/bin/pip install -q trackintel==1.4.2
+	mkdir -p $(TIMELINE_ARTIFACTS)
+	$(TIMELINE_VENV)/bin/python Tests/Timeline/check_trackintel.py "$(BIN_DIR)" \
+	    "$(abspath $(TIMELINE_ARTIFACTS))/trackintel.txt"
 
 # The churn test of `make test` (Tests/IntegrationTests/ChurnTests.swift),
 # run longer: SOAK_SECONDS of short-lived clients beside 200 steady

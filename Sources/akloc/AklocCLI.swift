@@ -73,6 +73,7 @@ enum AklocCLI {
         [
             StatusCommand.self, WatchCommand.self, GetCommand.self, RequestLocationCommand.self,
             PauseCommand.self, ResumeCommand.self, ReloadCommand.self, AuthorizeCommand.self, TrackCommand.self,
+            TimelineCommand.self,
             HelpCommand.self,
             WhereCommand.self, SearchCommand.self, CountryCommand.self,
             MapCommand.self, SkyCommand.self,

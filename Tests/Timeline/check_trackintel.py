@@ -1,0 +1,326 @@
+"""akloc's visits against an independent implementation: trackintel 1.4.2's
+sliding staypoints (Li et al. 2008) on the same real fixes (docs/timeline.md,
+"Checked against trackintel").
+
+Days are stitched from real receiver captures (gpsd's regression logs,
+Tests/Fixtures/timeline/captures.json, BSD-2-Clause): each stay a still
+receiver's capture looped for its length, each trip a chain of moving
+captures (rotated, joined end to start, their own times and speeds). The
+days go into a real aklocd with `akloc track import` and come back with
+`akloc timeline --json`; trackintel's generate_staypoints(method="sliding",
+dist_threshold=100, time_threshold=5) runs on the same points. A staypoint
+agrees when a visit has its arrival and departure within 60 s. Some days
+hold what akloc treats differently on purpose (a gap in a stay, a receiver's
+wild fix): they count like any other, and are listed.
+
+Then each still capture looped for six hours must be one visit and no trip.
+
+Usage: check_trackintel.py BIN_DIR [REPORT]  (exit 1 when below 95 %)"""
+
+import datetime
+import json
+import math
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import geopandas
+import pandas
+import trackintel
+
+# trackintel warns of each stretch without a staypoint (the looped still receivers).
+warnings.filterwarnings("ignore", message="No staypoints can be generated")
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPOSITORY = os.path.abspath(os.path.join(HERE, "..", ".."))
+CAPTURES = json.load(open(os.path.join(REPOSITORY, "Tests", "Fixtures", "timeline", "captures.json")))
+EARTH = 6_371_008.8
+TOLERANCE = 60.0
+REQUIRED = 0.95
+# Enkhuizen, so the days have Dutch names and a time zone.
+HOME = (52.7033, 5.2917)
+# A still receiver whose fixes glitch (quectel-eg25-g, 93 m/s): a stay of
+# every tenth day, for the wild-fix rules.
+JITTERY = {"quectel-eg25-g"}
+
+
+def offset(lat, lon, east, north):
+    return (lat + north / EARTH * 180 / math.pi,
+            lon + east / (EARTH * math.cos(math.radians(lat))) * 180 / math.pi)
+
+
+def metres(origin, point):
+    """East and north metres of point from origin (equirectangular)."""
+    return ((point[1] - origin[1]) * math.pi / 180 * EARTH * math.cos(math.radians(origin[0])),
+            (point[0] - origin[0]) * math.pi / 180 * EARTH)
+
+
+class Day:
+    def __init__(self, start, rng):
+        self.t = start
+        self.position = HOME
+        self.points = []  # (time, lat, lon)
+        self.rng = rng
+        self.stays = []  # (capture, arrival, departure, gap)
+
+    def stay(self, name, seconds, gap=0.0):
+        fixes = CAPTURES["still"].get(name) or CAPTURES["moving"][name]
+        # The capture's jitter around its own mean, put where the day is.
+        mean = (sum(f[1] for f in fixes) / len(fixes), sum(f[2] for f in fixes) / len(fixes))
+        first = self.t + 1
+        elapsed = 0.0
+        gap_at = seconds / 2 if gap else None
+        while elapsed < seconds:
+            base = self.t + 1
+            for f in fixes:
+                east, north = metres(mean, (f[1], f[2]))
+                lat, lon = offset(self.position[0], self.position[1], east, north)
+                self.points.append((base + f[0], lat, lon))
+            self.t = base + fixes[-1][0]
+            elapsed = self.t - first
+            if gap_at is not None and elapsed >= gap_at:
+                # The receiver off (indoors): no fixes, then the same place.
+                self.t += gap
+                gap_at = None
+        self.stays.append((name, first, self.t, gap))
+
+    def trip(self, pieces):
+        # A drive somewhere: each piece turned to about the trip's heading
+        # (its own wiggles kept), so the captures add up to a way away.
+        heading = self.rng.uniform(0, 2 * math.pi)
+        for name in pieces:
+            fixes = CAPTURES["moving"][name]
+            origin = (fixes[0][1], fixes[0][2])
+            east, north = metres(origin, (fixes[-1][1], fixes[-1][2]))
+            angle = heading - math.atan2(north, east) + self.rng.uniform(-0.35, 0.35)
+            base = self.t + 1
+            for f in fixes:
+                east, north = metres(origin, (f[1], f[2]))
+                east, north = (east * math.cos(angle) - north * math.sin(angle),
+                               east * math.sin(angle) + north * math.cos(angle))
+                lat, lon = offset(self.position[0], self.position[1], east, north)
+                self.points.append((base + f[0], lat, lon))
+            self.t = base + fixes[-1][0]
+            self.position = (self.points[-1][1], self.points[-1][2])
+
+
+def iso(seconds):
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def gpx(points, path):
+    with open(path, "w") as file:
+        file.write('<?xml version="1.0" encoding="UTF-8"?>\n<gpx version="1.1" creator="check_trackintel" '
+                   'xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>\n')
+        for t, lat, lon in points:
+            file.write(f'<trkpt lat="{lat:.8f}" lon="{lon:.8f}"><time>{iso(t)}</time></trkpt>\n')
+        file.write("</trkseg></trk></gpx>\n")
+
+
+def build_days(count, seed):
+    rng = random.Random(seed)
+    still = [name for name in CAPTURES["still"] if name not in JITTERY]
+    # Trips are the drives: nl2008u is trimmed to 9 fixes over 22 min with a
+    # 20 min hole (a gap, not a drive), and haicom-305N's "moves" stay within
+    # 46 m of its first fix: at a 100 m radius it is a receiver standing still.
+    moving = ["bundg_zeus_9", "humminbird-M37"]
+    still.append("haicom-305N")
+    days = []
+    start = datetime.datetime(2026, 10, 1, 5, 0, tzinfo=datetime.timezone.utc).timestamp()
+    for index in range(count):
+        day = Day(start + index * 86_400, rng)
+        for stop in range(rng.randint(3, 6)):
+            name = rng.choice(still)
+            gap = 0.0
+            if index % 10 == 9 and stop == 1:
+                gap = rng.uniform(16, 90) * 60  # beyond trackintel's 15 min gap_threshold
+            if index % 10 == 4 and stop == 2:
+                name = "quectel-eg25-g"
+            day.stay(name, rng.uniform(8, 150) * 60, gap)
+            day.trip(["bundg_zeus_9"] + [rng.choice(moving) for _ in range(rng.randint(1, 4))])
+        days.append(day)
+    return days
+
+
+class Daemon:
+    def __init__(self, bin_dir):
+        self.bin_dir = bin_dir
+        self.directory = tempfile.mkdtemp(prefix="akloc-trackintel-")
+        os.chmod(self.directory, 0o755)
+        self.socket = os.path.join(self.directory, "akloc.sock")
+        config = os.path.join(self.directory, "akloc.conf")
+        with open(config, "w") as file:
+            file.write(f"[geo]\ndata-dir = {os.path.join(REPOSITORY, 'data')}\n"
+                       "[track]\nretention-days = 36500\nmax-size = 1G\n")
+        with socket.socket() as probe:  # a port nothing listens on: no receiver
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.log = open(os.path.join(self.directory, "aklocd.log"), "ab")
+        self.process = subprocess.Popen(
+            [os.path.join(bin_dir, "aklocd"), "--socket", self.socket, "--gpsd", f"127.0.0.1:{port}",
+             "--state-dir", os.path.join(self.directory, "state"), "--config", config],
+            stdout=self.log, stderr=self.log, start_new_session=True)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with socket.socket(socket.AF_UNIX) as probe:
+                try:
+                    probe.connect(self.socket)
+                    return
+                except OSError:
+                    time.sleep(0.05)
+            if self.process.poll() is not None:
+                break
+        self.stop()
+        raise RuntimeError("aklocd did not start")
+
+    def akloc(self, *arguments):
+        done = subprocess.run([os.path.join(self.bin_dir, "akloc"), "--socket", self.socket, *arguments],
+                              capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise RuntimeError(f"akloc {' '.join(arguments)}: {done.stderr}")
+        return done.stdout
+
+    def visits(self, since, until):
+        result = json.loads(self.akloc("timeline", "--json", "--since", iso(since), "--until", iso(until)))
+        return result["visits"], result["trips"]
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+        self.log.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def parse(text):
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def staypoints(points):
+    frame = pandas.DataFrame({
+        "user_id": 0,
+        "tracked_at": pandas.to_datetime([p[0] for p in points], unit="s", utc=True),
+        "latitude": [p[1] for p in points], "longitude": [p[2] for p in points]})
+    pfs = trackintel.Positionfixes(geopandas.GeoDataFrame(
+        frame, geometry=geopandas.points_from_xy(frame.longitude, frame.latitude), crs="EPSG:4326"))
+    _, sp = pfs.generate_staypoints(method="sliding", dist_threshold=100, time_threshold=5)
+    return [(row.started_at.timestamp(), row.finished_at.timestamp()) for row in sp.itertuples()]
+
+
+def match(reference, visits):
+    """Pairs each staypoint with a visit within TOLERANCE at both ends (each visit once)."""
+    used = set()
+    agreed, missing = [], []
+    for arrival, departure in reference:
+        found = None
+        for index, visit in enumerate(visits):
+            if index in used or "departure" not in visit:
+                continue
+            if abs(parse(visit["arrival"]) - arrival) <= TOLERANCE and \
+                    abs(parse(visit["departure"]) - departure) <= TOLERANCE:
+                found = index
+                break
+        if found is None:
+            missing.append((arrival, departure))
+        else:
+            used.add(found)
+            agreed.append((arrival, departure, visits[found]))
+    extra = [visit for index, visit in enumerate(visits) if index not in used]
+    return agreed, missing, extra
+
+
+def cause(day, moment):
+    """What the day held at `moment`: the stay around it (with its gap or
+    glitch), else the trip."""
+    around = [stay for stay in day.stays if stay[1] - 600 <= moment <= stay[2] + 600]
+    inside = [stay for stay in around if stay[1] <= moment <= stay[2]]
+    for name, arrival, departure, gap in inside or around:
+        if gap:
+            return f"a {gap / 60:.0f} min gap inside a stay ({name})"
+        if name in JITTERY:
+            return f"a still receiver's glitches ({name})"
+        return f"stay of {name}"
+    return "on a trip"
+
+
+def main():
+    bin_dir = sys.argv[1]
+    report_path = sys.argv[2] if len(sys.argv) > 2 else None
+    days = build_days(30, seed=2026)
+    daemon = Daemon(bin_dir)
+    lines = []
+    try:
+        work = tempfile.mkdtemp(prefix="akloc-days-")
+        try:
+            files = []
+            for index, day in enumerate(days):
+                path = os.path.join(work, f"day{index:02d}.gpx")
+                gpx(day.points, path)
+                files.append(path)
+            daemon.akloc("track", "import", *files)
+            # The same fixes for both: the whole month, as one stream (the
+            # journal is one), compared staypoint by staypoint.
+            points = [point for day in days for point in day.points]
+            visits, _ = daemon.visits(points[0][0] - 1, points[-1][0] + 1)
+            reference = staypoints(points)
+            agreed, missing, extra = match(reference, visits)
+            total, agreed_count, visit_count, extra_count = len(reference), len(agreed), len(visits), len(extra)
+
+            def day_of(moment):
+                return max((i for i, day in enumerate(days) if day.points[0][0] <= moment + 600), default=0)
+
+            for arrival, departure in missing:
+                index = day_of(arrival)
+                lines.append(f"day {index:02d}: trackintel {iso(arrival)}–{iso(departure)} has no akloc visit "
+                             f"within 60 s: {cause(days[index], arrival)}")
+            for visit in extra:
+                index = day_of(parse(visit["arrival"]))
+                lines.append(f"day {index:02d}: akloc {visit['arrival']}–{visit.get('departure', '')} is no "
+                             f"trackintel staypoint: {cause(days[index], parse(visit['arrival']))}")
+            share = agreed_count / total if total else 0.0
+            summary = (f"trackintel {trackintel.__version__} sliding (100 m, 5 min): {total} staypoints in "
+                       f"{len(days)} days, {agreed_count} with an akloc visit within 60 s at both ends "
+                       f"({100 * share:.1f} %); akloc {visit_count} visits, {extra_count} with no staypoint")
+            # A still receiver looped for six hours: one visit, no trip.
+            loops = []
+            base = datetime.datetime(2026, 9, 1, 0, 0, tzinfo=datetime.timezone.utc).timestamp()
+            for index, name in enumerate(CAPTURES["still"]):
+                day = Day(base + index * 2 * 86_400, random.Random(index))
+                day.stay(name, 6 * 3600)
+                path = os.path.join(work, f"still-{name}.gpx")
+                gpx(day.points, path)
+                daemon.akloc("track", "import", path)
+                visits, trips = daemon.visits(day.points[0][0] - 1, day.points[-1][0] + 1)
+                reference = staypoints(day.points)
+                loops.append((name, len(day.points), len(visits), len(trips), len(reference)))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    finally:
+        daemon.stop()
+    out = [summary, ""] + lines + ["", "six hours of a still receiver (capture, fixes, akloc visits, akloc trips, "
+                                        "trackintel staypoints with include_last=False):"]
+    out += [f"  {name}: {fixes} fixes, {visits} visit(s), {trips} trip(s), {sps} staypoint(s)"
+            for name, fixes, visits, trips, sps in loops]
+    text = "\n".join(out) + "\n"
+    print(text, end="")
+    if report_path:
+        with open(report_path, "w") as file:
+            file.write(text)
+    failed = False
+    if share < REQUIRED:
+        print(f"FAIL: {100 * share:.1f} % agree, below {100 * REQUIRED:.0f} %")
+        failed = True
+    for name, _, visits, trips, _ in loops:
+        if visits != 1 or trips != 0:
+            print(f"FAIL: six hours of {name} gave {visits} visits and {trips} trips, not one visit and none")
+            failed = True
+    sys.exit(1 if failed else 0)
+
+
+main()
