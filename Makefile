@@ -282,6 +282,7 @@ bench: deps
 	$(BENCH_BIN_DIR)/akloc-bench geo --out BENCHMARKS.md --command "make bench BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
 	$(BENCH_BIN_DIR)/akloc-bench track --out BENCHMARKS.md
 	$(BENCH_BIN_DIR)/akloc-bench import --out BENCHMARKS.md
+	$(BENCH_BIN_DIR)/akloc-bench timeline --out BENCHMARKS.md
 
 # The fleet (DESIGN §7, issue 19): FLEET_INSTANCES aklocd, one gpsfake replay
 # per 50, each an OwnTracks device into one private mosquitto on loopback; its

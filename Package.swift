@@ -139,8 +139,8 @@ let package = Package(
         .executableTarget(
             name: "akloc-bench",
             dependencies: [
-                "AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocGeo", "AklocTrack", "AklocTestSupport",
-                "CBench",
+                "AklocCore", "AklocJSON", "AklocPosix", "AklocProtocol", "AklocGeo", "AklocTrack", "AklocTimeline",
+                "AklocTestSupport", "CBench",
             ],
             path: "bench/akloc-bench"
         ),

@@ -218,6 +218,9 @@ if arguments.first == "floor" || arguments.first == "libgps-floor" {
 if arguments.first == "track" {
     TrackBench.main(Array(arguments.dropFirst()))
 }
+if arguments.first == "timeline" {
+    TimelineBench.main(Array(arguments.dropFirst()))
+}
 if arguments.first == "import" {
     ImportBench.main(Array(arguments.dropFirst()))
 }
