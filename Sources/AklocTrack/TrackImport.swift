@@ -44,6 +44,17 @@ public final class TrackImport {
         case installed
     }
 
+    /// The day being merged, over as many steps as its size takes.
+    private struct DayMerge {
+        var day: Int64
+        var from: (inode: UInt64, size: Int)?
+        var merge: TrackImportMerge
+        let target: Journal
+        /// Where pass 2 goes on in the day file (the start of a record).
+        var offset = 0
+        var existingDone: Bool
+    }
+
     /// A day merged into the staging directory, and the day file it was merged from.
     private struct MergedDay {
         var from: (inode: UInt64, size: Int)?
@@ -65,6 +76,7 @@ public final class TrackImport {
     private var stagedPerDay: [Int64: Int] = [:]
     private var open: [Int64: Journal] = [:]
     private var merged: [Int64: MergedDay] = [:]
+    private var current: DayMerge?
     /// Past the marker: the staging directory is the only record of what
     /// remains to rename, so it is kept for the next start.
     public private(set) var committed = false
@@ -145,8 +157,10 @@ public final class TrackImport {
         open = [:]
     }
 
-    /// One step of the commit: merges days until about `budget` staged
-    /// points were handled, or installs everything when all are merged.
+    /// One step of the commit: about `budget` records merged (a day's
+    /// imported points count when its merge begins, its written records as
+    /// they are written, so a day of any size takes several steps), or
+    /// everything installed when all are merged.
     public func commitStep(budget: Int = 20_000) throws(TrackError) -> Progress {
         switch phase {
         case .installed:
@@ -158,22 +172,41 @@ public final class TrackImport {
             phase = .merging(remaining: stagedPerDay.keys.sorted(by: >), segmenter: segmenter)
             return try commitStep(budget: budget)
         case .merging(var remaining, var segmenter):
-            var handled = 0
-            while handled < budget, let day = remaining.popLast() {
-                handled += stagedPerDay[day] ?? 0
-                try merge(day, segmenter: &segmenter)
+            var work = 0
+            while work < budget {
+                if var day = current {
+                    let (written, done) = try advance(&day, limit: budget - work)
+                    work += max(1, written)
+                    current = day
+                    if done {
+                        current = nil
+                        try finish(day)
+                    }
+                } else if let day = remaining.popLast() {
+                    work += stagedPerDay[day] ?? 0
+                    current = try begin(day, segmenter: &segmenter)
+                } else {
+                    break
+                }
             }
             phase = .merging(remaining: remaining, segmenter: segmenter)
-            progress.daysLeft = remaining.count
-            if remaining.isEmpty { try install(segmenter: &segmenter) }
+            progress.daysLeft = remaining.count + (current == nil ? 0 : 1)
+            if remaining.isEmpty, current == nil { try install(segmenter: &segmenter) }
             return progress
         }
     }
 
-    /// Merges one day into the staging directory (when any point is new):
-    /// the day file is read twice (its keys, then its records), so only the
-    /// day's imported points are held.
-    private func merge(_ day: Int64, segmenter: inout ImportSegmenter) throws(TrackError) {
+    /// A whole day at once (a day changed while it was being merged).
+    private func mergeWhole(_ day: Int64, segmenter: inout ImportSegmenter) throws(TrackError) {
+        guard var merging = try begin(day, segmenter: &segmenter) else { return }
+        _ = try advance(&merging, limit: .max)
+        try finish(merging)
+    }
+
+    /// Pass 1 of a day: the keys of its file and its imported points, in
+    /// time order without those already there; then its new file begun in
+    /// the staging directory. Nil when nothing of the day is new.
+    private func begin(_ day: Int64, segmenter: inout ImportSegmenter) throws(TrackError) -> DayMerge? {
         let path = store.path(day: day)
         var merge = TrackImportMerge()
         var staged: [ImportPoint] = []
@@ -214,44 +247,100 @@ public final class TrackImport {
             // merge must not be installed by a recovery either.
             try? FileSystem.remove(mergedPath(day))
             merged[day] = MergedDay(from: from, size: 0, imported: 0, skipped: merge.skipped)
-            return
+            return nil
         }
         progress.days += 1
         let target = Journal(path: mergedPath(day))
         do {
             try FileSystem.remove(mergedPath(day))
             _ = try target.openAppending()
-            defer { target.close() }
             try target.append(TrackRecord.header(id: UInt64.random(in: 1...UInt64.max)))
-            var out: [[UInt8]] = []
-            var failure: Errno?
-            if from != nil {
-                try Journal.scan(path) { record, _ in
-                    merge.emit(existing: record, into: &out)
-                    guard out.count >= 4096 else { return true }
-                    do throws(Errno) {
-                        try target.append(out)
-                    } catch {
-                        failure = error
-                        return false
-                    }
-                    out.removeAll(keepingCapacity: true)
-                    return true
-                }
-            }
-            if let failure { throw failure }
-            merge.finish(into: &out)
-            var start = 0
-            while start < out.count {
-                let end = min(out.count, start + 4096)
-                try target.append(Array(out[start..<end]))
-                start = end
-            }
-            try target.sync()
-            merged[day] = MergedDay(from: from, size: target.size, imported: merge.imported, skipped: merge.skipped)
         } catch {
+            target.close()
             throw TrackError(.storageFailed, "cannot write \(mergedPath(day)): \(error)")
         }
+        return DayMerge(day: day, from: from, merge: merge, target: target, existingDone: from == nil)
+    }
+
+    /// Pass 2 of a day, from where it stopped: at most about `limit`
+    /// records written. Returns how many, and whether the day is complete.
+    private func advance(_ day: inout DayMerge, limit: Int) throws(TrackError) -> (written: Int, done: Bool) {
+        var out: [[UInt8]] = []
+        var written = 0
+        var failure: Errno?
+        let path = store.path(day: day.day)
+        let target = day.target
+        do {
+            if !day.existingDone {
+                var stopped = false
+                var merge = day.merge
+                var offset = day.offset
+                // A file cleared meanwhile is done: the install merges this day again.
+                if try Journal.identity(of: path) != nil {
+                    try Journal.scan(path, from: offset) { record, end in
+                        let bytes = Array(record)
+                        guard let time = merge.receiptTime(of: bytes) else {
+                            offset = end
+                            return true
+                        }
+                        let room = limit == .max ? Int.max : max(0, limit - written - out.count)
+                        // Points due before this record first; when they pass the
+                        // limit the record waits for the next step.
+                        guard merge.emitNew(before: time, limit: room, into: &out) else {
+                            stopped = true
+                            return false
+                        }
+                        out.append(bytes)
+                        offset = end
+                        if out.count >= 4096 {
+                            do throws(Errno) {
+                                written += try Self.write(&out, to: target)
+                            } catch {
+                                failure = error
+                                return false
+                            }
+                        }
+                        if written + out.count >= limit {
+                            stopped = true
+                            return false
+                        }
+                        return true
+                    }
+                }
+                day.merge = merge
+                day.offset = offset
+                if let failure { throw failure }
+                day.existingDone = !stopped
+            }
+            if day.existingDone {
+                let room = limit == .max ? Int.max : max(0, limit - written - out.count)
+                _ = day.merge.emitNew(before: nil, limit: room, into: &out)
+            }
+            written += try Self.write(&out, to: target)
+        } catch {
+            throw TrackError(.storageFailed, "cannot merge \(path) into \(mergedPath(day.day)): \(error)")
+        }
+        return (written, day.existingDone && day.merge.pending == 0)
+    }
+
+    /// Appends `out` to `target` and empties it; returns how many records.
+    private static func write(_ out: inout [[UInt8]], to target: Journal) throws(Errno) -> Int {
+        guard !out.isEmpty else { return 0 }
+        try target.append(out)
+        defer { out.removeAll(keepingCapacity: true) }
+        return out.count
+    }
+
+    /// A day completely merged: its new file synced, ready to install.
+    private func finish(_ day: DayMerge) throws(TrackError) {
+        defer { day.target.close() }
+        do {
+            try day.target.sync()
+        } catch {
+            throw TrackError(.storageFailed, "cannot write \(mergedPath(day.day)): \(error)")
+        }
+        merged[day.day] = MergedDay(
+            from: day.from, size: day.target.size, imported: day.merge.imported, skipped: day.merge.skipped)
     }
 
     /// Re-merges what changed since, checks `max-size`, marks the import
@@ -265,7 +354,7 @@ public final class TrackImport {
                 throw TrackError(.storageFailed, "cannot read \(store.path(day: day)): \(error)")
             }
             let before = merged[day]!.from
-            if now?.inode != before?.inode || now?.size != before?.size { try merge(day, segmenter: &segmenter) }
+            if now?.inode != before?.inode || now?.size != before?.size { try mergeWhole(day, segmenter: &segmenter) }
         }
         let installing = merged.filter { $0.value.imported > 0 }
         var total = store.totalBytes
@@ -301,6 +390,8 @@ public final class TrackImport {
     /// Deletes the staging directory (an abort, a refusal, or after installing).
     public func discard() {
         closeStaging()
+        current?.target.close()
+        current = nil
         guard !committed || progress.done else { return }
         TrackStore.removeStaging(directory)
     }

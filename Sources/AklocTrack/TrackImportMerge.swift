@@ -70,19 +70,42 @@ public struct TrackImportMerge {
         keys = []
     }
 
+    /// Imported points not written yet.
+    public var pending: Int { new.count - next }
+
+    /// Pass 2: where a record of the day file sorts (its receipt time, or
+    /// the one before it for a record this version cannot read); nil for
+    /// the file's header, which the new file replaces.
+    public mutating func receiptTime(of record: [UInt8]) -> FixTime? {
+        if TrackRecord.headerID(record) != nil { return nil }
+        if let received = TrackRecord.decode(record)?.location.receivedAt { lastReceived = received }
+        return lastReceived
+    }
+
+    /// Writes the imported points received before `time` (all when nil),
+    /// at most `limit`; true when none due before it is left.
+    public mutating func emitNew(before time: FixTime?, limit: Int, into out: inout [[UInt8]]) -> Bool {
+        var written = 0
+        while next < new.count, time.map({ new[next].time < $0 }) ?? true {
+            guard written < limit else { return false }
+            emitNew(into: &out)
+            written += 1
+        }
+        return true
+    }
+
     /// Pass 2: a record of the day file, appended to `out` after the
     /// imported points received before it.
     public mutating func emit(existing record: some Collection<UInt8>, into out: inout [[UInt8]]) {
         let bytes = Array(record)
-        if TrackRecord.headerID(bytes) != nil { return }
-        if let received = TrackRecord.decode(bytes)?.location.receivedAt { lastReceived = received }
-        while next < new.count, new[next].time < lastReceived { emitNew(into: &out) }
+        guard let time = receiptTime(of: bytes) else { return }
+        _ = emitNew(before: time, limit: .max, into: &out)
         out.append(bytes)
     }
 
     /// The imported points after the day file's last record.
     public mutating func finish(into out: inout [[UInt8]]) {
-        while next < new.count { emitNew(into: &out) }
+        _ = emitNew(before: nil, limit: .max, into: &out)
     }
 
     private mutating func emitNew(into out: inout [[UInt8]]) {

@@ -125,13 +125,36 @@ extension TrackPoint {
         #expect(store.days == sizes)
     }
 
+    @Test func smallStepsGiveTheSameJournalAsOneBigStep() throws {
+        let other = TrackScratch()
+        var results: [[TrackPoint]] = []
+        for (scratch, budget) in [(scratch, 7), (other, 1_000_000)] {
+            let store = scratch.store()
+            _ = try store.open(now: now)
+            // Recorded points with gaps the imported ones fall into, and runs between them.
+            for index in 0..<60 { try store.append(point(Int64(index) * 1000 + 7, index: index), now: now) }
+            let importer = try TrackImport(store: store) { _ in 500 }
+            try importer.add((0..<400).map { imported(Int64($0) * 150 + 3, index: $0) }, now: now)
+            var progress = TrackImport.Progress()
+            while !progress.done { progress = try importer.commitStep(budget: budget) }
+            #expect(progress.imported == 400)
+            results.append(try store.all())
+        }
+        #expect(results[0].count == 460)
+        #expect(results[0] == results[1])
+    }
+
     @Test func aDayTheRecorderWroteToWhileMergingIsMergedAgain() throws {
         let store = try opened()
         let importer = try importer(store)
         try importer.add([imported(2 * 86_400 + 60), imported(2 * 86_400 + 120, index: 1)], now: now)
-        // The first step merges the one day; the recorder then appends to it.
         var progress = try importer.commitStep(budget: 1)
-        #expect(progress.done, "one day: merged and installed in one step")
+        var steps = 1
+        while !progress.done {
+            progress = try importer.commitStep(budget: 1)
+            steps += 1
+        }
+        #expect(steps >= 3, "even a day's records are merged a bounded number at a time")
         let live = point(2 * 86_400 + 3000, index: 9)
         try store.append(live, now: now)
         #expect(try store.all().count == 3)
