@@ -310,10 +310,10 @@ enum ImportBench {
             1 MiB chunk and one record, aklocd one staging batch and, while merging, the
             imported points of the day at hand (a day of the 1 Hz GPX is 86 400 points,
             hence its higher peak). Wall time beyond the two CPU columns is waiting: the
-            round trips of the batches and the machine's other load. A commit step merges
-            days until about 20 000 points, but at least one whole day, so the slowest
-            `status` answer is one such step (a 1 Hz day, about 0.3 s of CPU here) plus
-            the time the shared machine gave other processes.
+            round trips of the batches and the machine's other load. A commit step writes
+            about 20 000 records (a large day takes several), so the slowest `status`
+            answer is one such step, or one `add` of about 1 000 points, plus the time the
+            shared machine gave other processes.
             \(end)
             """
     }
