@@ -240,7 +240,8 @@ def cause(day, moment):
     glitch), else the trip."""
     around = [stay for stay in day.stays if stay[1] - 600 <= moment <= stay[2] + 600]
     inside = [stay for stay in around if stay[1] <= moment <= stay[2]]
-    for name, arrival, departure, gap in inside or around:
+    # An arrival a little before a stay's first fix (the approach) is that stay's.
+    for name, arrival, departure, gap in inside or sorted(around, key=lambda stay: abs(stay[1] - moment)):
         if gap:
             return f"a {gap / 60:.0f} min gap inside a stay ({name})"
         if name in JITTERY:
