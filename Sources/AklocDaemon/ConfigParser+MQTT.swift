@@ -69,6 +69,14 @@ extension ConfigParser.State {
             configuration.mqtt.drainRate =
                 field.value == "unlimited"
                 ? nil : try field.real(minimum: 0, exclusive: true, maximum: 1_000_000, expected: expected)
+        case "protocol":
+            guard let setting = MQTTProtocolChoice.Setting(rawValue: field.value) else {
+                throw field.bad("auto, 5 or 3.1.1")
+            }
+            configuration.mqtt.protocolSetting = setting
+        case "expire":
+            configuration.mqtt.expire = try field.duration(
+                expected: "a duration > 0 such as 7d, 12h, 30m or 90s (at most 136 years)")
         case "commands":
             configuration.mqtt.commands = try field.commands()
         case "places-owner":
@@ -118,6 +126,24 @@ extension ConfigParser.Field {
         case "no", "false", "off", "0": return false
         default: throw bad("yes or no")
         }
+    }
+
+    /// A positive duration in seconds, with an optional unit: `s`, `m`, `h`
+    /// or `d` (`7d`, `1.5h`, `600`); at most MQTT 5's expiry interval.
+    func duration(expected: String) throws(ConfigError) -> Double {
+        let units: [(String, Double)] = [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)]
+        let (suffix, factor) = units.first { value.hasSuffix($0.0) } ?? ("", 1)
+        let number = String(value.dropLast(suffix.count))
+        var plain = self
+        plain.value = number
+        let seconds: Double
+        do {
+            seconds = try plain.real(minimum: 0, exclusive: true, maximum: Double(UInt32.max), expected: expected)
+        } catch {
+            throw bad(expected)
+        }
+        guard seconds * factor <= Double(UInt32.max - 1) else { throw bad(expected) }
+        return seconds * factor
     }
 
     /// Free text such as a password: non-empty, within MQTT's string limit.

@@ -189,7 +189,7 @@ public enum ConfigParser {
                 "enable", "host", "port", "tls", "cafile", "certfile", "keyfile", "username", "password",
                 "password-file", "client-id", "user", "device", "topic", "tid", "qos", "keepalive", "min-interval",
                 "max-interval", "update-speed", "distance-filter", "max-entries", "max-bytes", "max-age",
-                "drain-rate",
+                "drain-rate", "protocol", "expire",
             ],
             "track": [
                 "enable", "min-interval", "distance", "heartbeat", "retention-days", "max-size", "sync-interval",

@@ -17,6 +17,9 @@ public enum MQTTErrorCode: String, CodedErrorCode {
     case connectFailed
     /// The broker answered CONNACK with a refusal (bad credentials, ...).
     case connectionRefused
+    /// The broker does not speak the MQTT version offered (CONNACK 0x84 in
+    /// MQTT 5, 1 in 3.1.1).
+    case unsupportedProtocol
     /// An established connection was lost.
     case connectionLost
     /// `mosquitto_publish` refused a message.

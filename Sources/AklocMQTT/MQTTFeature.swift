@@ -88,6 +88,8 @@ public final class MQTTFeature: Feature {
                 maxAge: forwarded.dropped.maxAge),
             lastError: forwarded.connected ? nil : forwarded.lastError?.description, nodes: forwarded.nodes,
             switches: forwarded.switches)
+        status.mqtt?.protocolVersion = forwarded.protocolVersion
+        status.mqtt?.sessionPresent = forwarded.sessionPresent
     }
 
     /// Each throttled delivery is one OwnTracks location.

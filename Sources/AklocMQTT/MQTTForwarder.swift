@@ -40,6 +40,10 @@ public final class MQTTForwarder {
         public var nodes: [String] = []
         /// Times the forwarder moved to another node.
         public var switches: UInt64 = 0
+        /// The MQTT version of the connection ("5" or "3.1.1"); nil before the first.
+        public var protocolVersion: String?
+        /// The broker resumed aklocd's MQTT 5 session at the last connection.
+        public var sessionPresent = false
     }
 
     public let settings: MQTTSettings
@@ -66,6 +70,10 @@ public final class MQTTForwarder {
     /// resumes publishing then.
     private var pacer: DrainPacer
     private var drainTimer: (any ShellTimer)?
+    /// MQTT 5 or 3.1.1, per node (`protocol`).
+    private var protocols: MQTTProtocolChoice
+    private var protocolInUse: MQTTProtocolChoice.Version?
+    private var sessionPresent = false
     private var started: Bool { failover.state != .stopped }
     /// When the last connection was lost, until the next one: the failover
     /// time in the log.
@@ -100,10 +108,11 @@ public final class MQTTForwarder {
         self.log = log
         self.random = random
         journal = QueueJournal(directory: stateDirectory)
-        pending = ForwardQueue(limits: settings.limits)
+        pending = ForwardQueue(limits: settings.queueLimits)
         failover = BrokerFailover(
             nodeCount: max(1, settings.hosts.count), backoff: Backoff(initial: 0.5, maximum: 30, jitter: 0.25))
         pacer = DrainPacer(rate: settings.drainRate)
+        protocols = MQTTProtocolChoice(settings.protocolSetting)
     }
 
     deinit {
@@ -123,7 +132,8 @@ public final class MQTTForwarder {
                 max(0, ForwardQueue.seconds(from: $0.queuedAt, to: wallClock()))
             },
             published: published, failed: failed, resent: resent, dropped: pending.drops, lastError: lastError,
-            nodes: nodes, switches: failover.switches)
+            nodes: nodes, switches: failover.switches, protocolVersion: protocolInUse?.rawValue,
+            sessionPresent: sessionPresent)
     }
 
     /// Loads the journal (what a previous run left is published first) and
@@ -135,7 +145,7 @@ public final class MQTTForwarder {
         do {
             let loaded = try journal.open()
             for warning in loaded.warnings { log(.warning, "\(journal.path): \(warning)") }
-            pending = ForwardQueue(limits: settings.limits, restoring: loaded.entries, nextSeq: loaded.nextSeq)
+            pending = ForwardQueue(limits: settings.queueLimits, restoring: loaded.entries, nextSeq: loaded.nextSeq)
             // Whatever a previous run left may have reached the broker already.
             sentBefore = Set(loaded.entries.map(\.seq))
             if !loaded.entries.isEmpty {
@@ -212,7 +222,8 @@ public final class MQTTForwarder {
             // without a DISCONNECT, as a clean stop says it itself.
             will: statusMessage(online: false),
             subscriptions: commandSubscriptions,
-            connectTimeout: Double(max(10, min(settings.keepalive, 30))))
+            connectTimeout: Double(max(10, min(settings.keepalive, 30))),
+            protocolVersion: protocols.version(forNode: node), sessionExpiry: settings.sessionExpiry)
         let client = makeConnection(options, queue, shellClock)
         client.onEvent = { [weak self, weak client] event in
             // Only the current connection's events: message ids restart at 1
@@ -231,8 +242,10 @@ public final class MQTTForwarder {
 
     private func clientEvent(_ event: MosquittoClient.Event) {
         switch event {
-        case .connected:
+        case .connected(let resumed):
             failover.connected(at: clock())
+            protocolInUse = protocols.version(forNode: failover.node ?? 0)
+            sessionPresent = resumed
             lastError = nil
             // How long publishing stopped: what a failover costs (the NATS
             // cluster test reads it from here).
@@ -241,7 +254,8 @@ public final class MQTTForwarder {
             lostAt = nil
             log(
                 connectedOnce ? .info : .notice,
-                "connected to \(status.broker) as \(identity.clientID), publishing to \(identity.topic)"
+                "connected to \(status.broker) as \(identity.clientID) (MQTT \(protocolInUse?.rawValue ?? "?")"
+                    + (resumed ? ", session resumed" : "") + "), publishing to \(identity.topic)"
                     + (pending.count > 0 ? " (\(pending.count) queued)" : "") + gap)
             connectedOnce = true
             if let client { _ = try? client.publish(statusMessage(online: true)) }
@@ -259,6 +273,15 @@ public final class MQTTForwarder {
         case .received(let topic, let payload):
             received(topic: topic, payload: payload)
         case .disconnected(let error):
+            if error.code == .unsupportedProtocol, !failover.isConnected, let node = failover.node,
+                protocols.unsupported(node: node)
+            {
+                // Not a failure of the node: it speaks the older version.
+                log(.notice, "\(status.nodes[node]) does not speak MQTT 5; using MQTT 3.1.1 with it")
+                client = nil
+                connect(node)
+                return
+            }
             if failover.isConnected { lostAt = clock() }
             client = nil
             failed += UInt64(pending.connectionLost())
@@ -321,7 +344,7 @@ public final class MQTTForwarder {
                 messageID = try client.publish(
                     MosquittoClient.Message(
                         topic: identity.topic, payload: entry.payload, qos: Int32(settings.qos),
-                        retain: settings.retain))
+                        retain: settings.retain, expiry: expiry(of: entry)))
             } catch {
                 log(.warning, "MQTT: \(error)")
                 lastError = error
@@ -333,6 +356,14 @@ public final class MQTTForwarder {
             // The client may have failed inside publish and called back.
             guard self.client === client, client.isConnected else { return }
         }
+    }
+
+    /// What is left of `expire` for a queued fix, in whole seconds (at
+    /// least 1: 0 would mean "never" to the broker); nil without `expire`.
+    private func expiry(of entry: ForwardQueue.Entry) -> UInt32? {
+        guard let expire = settings.expire else { return nil }
+        let left = expire - ForwardQueue.seconds(from: entry.queuedAt, to: wallClock())
+        return UInt32(max(1, min(Double(UInt32.max - 1), left.rounded(.up))))
     }
 
     private func statusMessage(online: Bool) -> MosquittoClient.Message {

@@ -50,6 +50,26 @@ public struct MQTTSettings: Hashable, Sendable {
     /// Fixes a second at most, so a backlog drains without flooding the
     /// consumer (`drain-rate`); nil for no limit.
     public var drainRate: Double?
+    /// `protocol`: MQTT 5 when the broker speaks it, else 3.1.1 (auto), or pinned.
+    public var protocolSetting: MQTTProtocolChoice.Setting = .auto
+    /// `expire`, seconds: with MQTT 5 each fix carries what is left of it
+    /// as its message expiry (the broker drops it from offline consumers'
+    /// queues then), and it bounds the queue's age like `max-age`. nil:
+    /// fixes do not expire at the broker.
+    public var expire: Double?
+
+    /// The queue's limits, `expire` bounding the age too: a fix the broker
+    /// would drop is of no use queued.
+    public var queueLimits: ForwardQueue.Limits {
+        var limits = self.limits
+        if let expire { limits.maxAge = min(limits.maxAge, expire) }
+        return limits
+    }
+
+    /// The MQTT 5 session's expiry interval: as long as a fix may wait.
+    public var sessionExpiry: UInt32 {
+        UInt32(min(Double(UInt32.max - 1), (expire ?? limits.maxAge).rounded(.up)))
+    }
     /// The OwnTracks commands carried out from `<topic>/cmd`; none by default.
     public var commands: Set<OwnTracksCommand.Action> = []
     /// Whose places `setWaypoints` adds or replaces (a uid; root by default).

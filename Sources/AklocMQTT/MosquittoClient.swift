@@ -41,8 +41,9 @@ private var api: akloc_mosquitto_api { akloc_mosquitto_load(nil)!.pointee }
 
 final class MosquittoClient: MQTTConnection {
     enum Event {
-        /// CONNACK accepted.
-        case connected
+        /// CONNACK accepted; `sessionPresent`: the broker kept this client
+        /// id's session (MQTT 5, clean start off) and resumed it.
+        case connected(sessionPresent: Bool)
         /// The attempt failed or the connection ended; the client is idle again.
         case disconnected(MQTTError)
         /// The broker acknowledged a QoS 1 message (PUBACK), or a QoS 0
@@ -70,6 +71,11 @@ final class MosquittoClient: MQTTConnection {
         var subscriptions: [String] = []
         /// Seconds for TCP, TLS and CONNACK together.
         var connectTimeout: Double
+        /// With MQTT 5 the session is kept (clean start off) for
+        /// `sessionExpiry` seconds after the connection ends; 3.1.1
+        /// sessions are clean.
+        var protocolVersion: MQTTProtocolChoice.Version = .v311
+        var sessionExpiry: UInt32 = 0
 
         struct TLS {
             var caFile: String?
@@ -83,6 +89,9 @@ final class MosquittoClient: MQTTConnection {
         var payload: [UInt8]
         var qos: Int32
         var retain: Bool
+        /// MQTT 5's message expiry interval: the broker drops the message
+        /// from queues it still waits in after that many seconds.
+        var expiry: UInt32?
     }
 
     var onEvent: ((Event) -> Void)?
@@ -144,7 +153,8 @@ final class MosquittoClient: MQTTConnection {
             throw MQTTError(.setupFailed, "cannot load libmosquitto (\(AKLOC_MOSQUITTO_LIBRARY)): \(why)")
         }
         let userdata = Unmanaged.passUnretained(self).toOpaque()
-        guard let handle = api.new_(options.clientID, true, userdata) else {
+        let clean = options.protocolVersion == .v311
+        guard let handle = api.new_(options.clientID, clean, userdata) else {
             throw MQTTError(.setupFailed, "mosquitto_new failed: \(Errno.current)")
         }
         mosq = handle
@@ -161,11 +171,24 @@ final class MosquittoClient: MQTTConnection {
         let resolution = Resolution(handle: handle)
         resolving = resolution
         let (host, port, keepalive) = (options.host, options.port, options.keepalive)
+        let sessionExpiry = options.protocolVersion == .v5 ? options.sessionExpiry : nil
         let client = Resolution.Weak(self)
         let queue = self.queue
         Self.connectWork { [resolution] in
-            // getaddrinfo, then a non-blocking connect; errno belongs to this thread.
-            let rc = api.connect_async(resolution.handle, host, port, keepalive)
+            // getaddrinfo, then a non-blocking connect; errno belongs to this
+            // thread. libmosquitto 2.0 has no asynchronous connect that takes
+            // CONNECT properties: with MQTT 5 the blocking one runs here, on
+            // the worker (it leaves the socket non-blocking once connected).
+            let rc: Int32
+            if let sessionExpiry {
+                var properties: OpaquePointer?
+                let property = Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue)
+                _ = api.property_add_int32(&properties, property, sessionExpiry)
+                rc = api.connect_bind_v5(resolution.handle, host, port, keepalive, nil, properties)
+                api.property_free_all(&properties)
+            } else {
+                rc = api.connect_async(resolution.handle, host, port, keepalive)
+            }
             let failure = rc == MOSQ_ERR_SUCCESS.rawValue ? nil : Self.describe(rc)
             queue.async {
                 guard !resolution.abandoned, let self = client.value else {
@@ -213,9 +236,18 @@ final class MosquittoClient: MQTTConnection {
         var mid: Int32 = 0
         publishing = true
         defer { publishing = false }
+        var properties: OpaquePointer?
+        defer { api.property_free_all(&properties) }
+        if options.protocolVersion == .v5, let expiry = message.expiry {
+            _ = api.property_add_int32(&properties, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), expiry)
+        }
         let rc = message.payload.withUnsafeBytes { bytes in
-            api.publish(
-                mosq, &mid, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
+            options.protocolVersion == .v5
+                ? api.publish_v5(
+                    mosq, &mid, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain,
+                    properties)
+                : api.publish(
+                    mosq, &mid, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos, message.retain)
         }
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             throw MQTTError(.publishFailed, "mosquitto_publish to \(message.topic): \(Self.describe(rc))")
@@ -241,11 +273,18 @@ final class MosquittoClient: MQTTConnection {
 
     // MARK: - libmosquitto callbacks (inside loop_read/write/misc, on `queue`)
 
-    fileprivate func connectCallback(_ rc: Int32) {
+    fileprivate func connectCallback(_ rc: Int32, flags: Int32) {
+        // 3.1.1's "unacceptable protocol version" is 1; MQTT 5's 0x84, which
+        // libmosquitto also reports when a 3.1.1 broker answers a 5 CONNECT.
+        let unsupported =
+            rc == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue)
+            || (rc == 1 && options.protocolVersion == .v311)
         guard rc == 0 else {
+            // MQTT 5 reason codes have names of their own.
+            let reason = options.protocolVersion == .v5 ? api.reason_string(rc) : api.connack_string(rc)
             pendingFailure = MQTTError(
-                .connectionRefused,
-                "\(options.host):\(options.port) refused the connection: \(api.connack_string(rc).map { String(cString: $0) } ?? "code \(rc)")"
+                unsupported ? .unsupportedProtocol : .connectionRefused,
+                "\(options.host):\(options.port) refused the connection: \(reason.map { String(cString: $0) } ?? "code \(rc)")"
             )
             return
         }
@@ -260,7 +299,7 @@ final class MosquittoClient: MQTTConnection {
                 }
             }
         }
-        onEvent?(.connected)
+        onEvent?(.connected(sessionPresent: flags & 1 != 0))
     }
 
     fileprivate func disconnectCallback(_ rc: Int32) {
@@ -388,9 +427,9 @@ final class MosquittoClient: MQTTConnection {
     }
 
     private func configure(_ handle: OpaquePointer) throws(MQTTError) {
-        api.connect_callback_set(handle) { _, userdata, rc in
+        api.connect_with_flags_callback_set(handle) { _, userdata, rc, flags in
             guard let userdata else { return }
-            Unmanaged<MosquittoClient>.fromOpaque(userdata).takeUnretainedValue().connectCallback(rc)
+            Unmanaged<MosquittoClient>.fromOpaque(userdata).takeUnretainedValue().connectCallback(rc, flags: flags)
         }
         api.disconnect_callback_set(handle) { _, userdata, rc in
             guard let userdata else { return }
@@ -404,8 +443,10 @@ final class MosquittoClient: MQTTConnection {
             guard let userdata, let message else { return }
             Unmanaged<MosquittoClient>.fromOpaque(userdata).takeUnretainedValue().messageCallback(message)
         }
-        // MQTT 3.1.1: what OwnTracks Recorder, Home Assistant and every broker speak.
-        try check(api.int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311), "protocol version")
+        // MQTT 3.1.1 is what OwnTracks Recorder, Home Assistant and every
+        // broker speak; 5 adds session and message expiry.
+        let version = options.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
+        try check(api.int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, version), "protocol version")
         if let username = options.username {
             try check(api.username_pw_set(handle, username, options.password), "username/password")
         }

@@ -127,6 +127,10 @@ extension DaemonStatus.MQTT {
             writer.raw(",\"oldestQueuedAgeSeconds\":")
             writer.number(oldestQueuedAgeSeconds)
         }
+        if let protocolVersion {
+            writer.raw(",\"protocol\":")
+            writer.string(protocolVersion)
+        }
         writer.raw(",\"published\":")
         writer.integer(Int64(clamping: published))
         writer.raw(",\"queued\":")
@@ -135,6 +139,8 @@ extension DaemonStatus.MQTT {
         writer.integer(Int64(queuedBytes))
         writer.raw(",\"resent\":")
         writer.integer(Int64(clamping: resent))
+        writer.raw(",\"sessionPresent\":")
+        writer.bool(sessionPresent)
         writer.raw(",\"switches\":")
         writer.integer(Int64(clamping: switches))
         writer.raw(",\"tid\":")
@@ -158,6 +164,8 @@ extension DaemonStatus.MQTT {
                 maxAge: try dropped.count("maxAge")),
             lastError: try object.optionalString("lastError"), nodes: try object.optionalStrings("nodes"),
             switches: try object.count("switches"))
+        protocolVersion = try object.optionalString("protocol")
+        sessionPresent = try object.optionalBool("sessionPresent") ?? false
     }
 }
 
@@ -216,6 +224,12 @@ private struct StatusObject {
 
     func bool(_ key: String) throws(DaemonStatus.FormatError) -> Bool {
         guard let flag = try required(key).boolValue else { throw failure(key, "is not a boolean") }
+        return flag
+    }
+
+    func optionalBool(_ key: String) throws(DaemonStatus.FormatError) -> Bool? {
+        guard let value = members[key], value != .null else { return nil }
+        guard let flag = value.boolValue else { throw failure(key, "is not a boolean") }
         return flag
     }
 

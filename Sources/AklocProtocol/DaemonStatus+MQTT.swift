@@ -29,6 +29,11 @@ extension DaemonStatus {
         public var dropped: Dropped
         /// Why the last connection attempt or connection failed, while not connected.
         public var lastError: String?
+        /// The MQTT version of the connection, "5" or "3.1.1"; absent before
+        /// the first connection and from older daemons.
+        public var protocolVersion: String?
+        /// Whether the broker resumed aklocd's MQTT 5 session at the last connection.
+        public var sessionPresent = false
 
         public struct Dropped: Hashable, Sendable {
             public var maxEntries: UInt64

@@ -81,11 +81,11 @@ import Testing
             return String(line.dropFirst())
         }.joined(separator: "\n")
         #expect(try ConfigParser.parse(uncommented, path: "akloc.conf") == Configuration())
-        // [mqtt] adds 8 key names no other section uses (enable, tls, qos, keepalive, max-*,
-        // places-owner), [track] 5 (distance, heartbeat, retention-days, max-size, sync-interval),
+        // [mqtt] adds 10 key names no other section uses (enable, tls, qos, keepalive, max-*,
+        // places-owner, drain-rate, protocol; expire has no default to show), [track] 5 (distance, heartbeat, retention-days, max-size, sync-interval),
         // [timeline] 2 (radius, min-time), [geoclue] 1 (nmea-socket-mode); [geo] data-dir and
         // nmea-socket are example paths, not defaults.
-        #expect(keys.count == 14 + 8 + 5 + 2 + 1, "every key but device is shown with its default: \(keys.sorted())")
+        #expect(keys.count == 14 + 10 + 5 + 2 + 1, "every key but device is shown with its default: \(keys.sorted())")
         // The device example is a real path pin, not a default.
         #expect(try ConfigParser.parse(uncommented + "\n[gpsd]\ndevice = /dev/ttyACM0\n", path: "x").gpsd.device != nil)
     }

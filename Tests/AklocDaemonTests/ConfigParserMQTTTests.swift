@@ -128,6 +128,13 @@ import Testing
         ("[mqtt]\ndrain-rate = -5\n", 2, "drain-rate", .badValue),
         ("[mqtt]\ndrain-rate = inf\n", 2, "drain-rate", .badValue),
         ("[mqtt]\ndrain-rate = 2000000\n", 2, "drain-rate", .badValue),
+        ("[mqtt]\nprotocol = 4\n", 2, "protocol", .badValue),
+        ("[mqtt]\nprotocol = mqtt5\n", 2, "protocol", .badValue),
+        ("[mqtt]\nexpire = 0\n", 2, "expire", .badValue),
+        ("[mqtt]\nexpire = 7w\n", 2, "expire", .badValue),
+        ("[mqtt]\nexpire = -1d\n", 2, "expire", .badValue),
+        ("[mqtt]\nexpire = d\n", 2, "expire", .badValue),
+        ("[mqtt]\nexpire = 50000d\n", 2, "expire", .badValue),
     ])
     func badSettingsNameTheirLine(text: String, line: Int, key: String, code: ConfigError.Code) throws {
         let error = try #require(configFailure(text))
@@ -142,6 +149,22 @@ import Testing
         #expect(try ConfigParser.parse("[mqtt]\n", path: configPath).mqtt.drainRate == nil)
         #expect(try ConfigParser.parse("[mqtt]\ndrain-rate = unlimited\n", path: configPath).mqtt.drainRate == nil)
         #expect(try ConfigParser.parse("[mqtt]\ndrain-rate = 2.5\n", path: configPath).mqtt.drainRate == 2.5)
+    }
+
+    @Test func protocolAndExpire() throws {
+        let defaults = try ConfigParser.parse("[mqtt]\n", path: configPath).mqtt
+        #expect(defaults.protocolSetting == .auto)
+        #expect(defaults.expire == nil)
+        #expect(defaults.sessionExpiry == 604_800, "the session lives as long as max-age")
+        let set = try ConfigParser.parse("[mqtt]\nprotocol = 3.1.1\nexpire = 1.5h\n", path: configPath).mqtt
+        #expect(set.protocolSetting == .v311)
+        #expect(set.expire == 5400)
+        #expect(set.sessionExpiry == 5400)
+        #expect(set.queueLimits.maxAge == 5400, "a fix the broker would drop leaves the queue too")
+        for (text, seconds) in [("7d", 604_800.0), ("30m", 1800), ("90s", 90), ("45", 45)] {
+            #expect(try ConfigParser.parse("[mqtt]\nexpire = \(text)\n", path: configPath).mqtt.expire == seconds)
+        }
+        #expect(try ConfigParser.parse("[mqtt]\nprotocol = 5\n", path: configPath).mqtt.protocolSetting == .v5)
     }
 
     @Test func commandsAreOffUntilNamed() throws {

@@ -41,7 +41,7 @@ final class ScriptedBroker: MQTTConnection, @unchecked Sendable {
     /// CONNACK.
     func accept() {
         isConnected = true
-        onEvent?(.connected)
+        onEvent?(.connected(sessionPresent: false))
     }
 
     /// PUBACK for everything in flight.

@@ -12,10 +12,7 @@ struct MQTTCommandTests {
 
     /// `payload` on `<topic>/cmd`, as a client of the broker publishes it.
     func send(_ payload: String, port: UInt16, file: String? = nil) throws {
-        let arguments = ["-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic + "/cmd"]
-        let publisher = try TestProcess(
-            "mosquitto_pub", arguments + (file.map { ["-f", $0] } ?? ["-m", payload]))
-        #expect(publisher.waitForExit(timeout: 10) == 0, "mosquitto_pub: \(publisher.stderr())")
+        try MQTTTest.publish(payload, file: file, topic: topic + "/cmd", port: port)
     }
 
     @Test func eachEnabledCommandIsAnsweredOnItsTopic() throws {

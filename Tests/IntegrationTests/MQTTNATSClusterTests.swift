@@ -89,6 +89,9 @@ struct MQTTNATSClusterTests {
         #expect(accepted.count > 50)
         #expect(mqtt["published"] as? Int == accepted.count)
         #expect((mqtt["switches"] as? Int ?? 0) >= 1)
+        // nats-server 2.9 speaks MQTT 3.1.1 only: protocol auto falls back.
+        #expect(mqtt["protocol"] as? String == "3.1.1")
+        #expect(daemon.process.stderr().contains("does not speak MQTT 5; using MQTT 3.1.1 with it"))
         let failovers = MQTTMoves.failoverMilliseconds(daemon.process.stderr())
         #expect(failovers.count >= 1, "aklocd logged how long each failover took")
 

@@ -28,6 +28,15 @@ enum MQTTTest {
         """
     }
 
+    /// Publishes `payload` (or the file's bytes) QoS 1 with mosquitto_pub, as
+    /// a backend sends a command.
+    static func publish(_ payload: String, file: String? = nil, topic: String, port: UInt16) throws {
+        let arguments = ["-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic]
+        let publisher = try TestProcess(
+            "mosquitto_pub", arguments + (file.map { ["-f", $0] } ?? ["-m", payload]))
+        #expect(publisher.waitForExit(timeout: 10) == 0, "mosquitto_pub: \(publisher.stderr())")
+    }
+
     /// The payloads the forwarder queued, in order, from its debug log
     /// (`MQTT queued #N {…}`), across every run whose stderr is given.
     static func accepted(_ stderr: String) -> [String] {

@@ -75,6 +75,8 @@ extension ServiceTests {
             ("[mqtt]\nhost = n1:1883, n2:70000\n", 2, "[mqtt] host: expected one or more host[:port]"),
             ("[mqtt]\nenable = yes\ndrain-rate = 0\n", 3, "[mqtt] drain-rate: expected a number of fixes per second"),
             ("[mqtt]\ndrain-rate = fast\n", 2, "[mqtt] drain-rate: expected a number of fixes per second"),
+            ("[mqtt]\nenable = yes\nprotocol = 4\n", 3, "[mqtt] protocol: expected auto, 5 or 3.1.1"),
+            ("[mqtt]\nexpire = 7 days\n", 2, "[mqtt] expire: expected a duration > 0"),
         ])
         func checkConfigRefusesABadFileNamingFileAndLine(text: String, line: Int, message: String) throws {
             let result = try checkConfig(text)
