@@ -133,7 +133,13 @@ enum Formatting {
                 let index = (mqtt.nodes.firstIndex(of: mqtt.broker) ?? 0) + 1
                 row("", "node \(index) of \(mqtt.nodes.count), \(mqtt.switches) switch(es)")
             }
-            row("", "topic \(mqtt.topic), tid \(mqtt.tid)" + (mqtt.lastError.map { "; last error: \($0)" } ?? ""))
+            let version = mqtt.protocolVersion.map {
+                ", MQTT \($0)" + (mqtt.sessionPresent ? " (session resumed)" : "")
+            }
+            row(
+                "",
+                "topic \(mqtt.topic), tid \(mqtt.tid)" + (version ?? "")
+                    + (mqtt.lastError.map { "; last error: \($0)" } ?? ""))
         }
         row("daemon:", "aklocd \(status.version), up \(duration(status.uptimeSeconds))")
         return lines.joined(separator: "\n")

@@ -67,7 +67,7 @@ struct MQTTForwarderTests {
         #expect(
             human.contains(
                 "mqtt:      mqtt://127.0.0.1:\(broker.port), connected, 0 queued, \(accepted.count) published"))
-        #expect(human.contains("topic \(topic), tid ca"))
+        #expect(human.contains("topic \(topic), tid ca, MQTT 5"))
         // The retained status says online.
         let statusMessage = try #require(messages.last { $0.topic == topic + "/akloc/status" })
         #expect(statusMessage.json?["online"] as? Bool == true)
