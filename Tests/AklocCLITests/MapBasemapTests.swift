@@ -36,6 +36,12 @@ struct MapBasemapTests {
         // Natural Earth 1:10m: thousands of admin-1 lines, over a thousand lakes; GeoNames' towns.
         #expect((document["admin1"]?.arrayValue?.count ?? 0) > 5000)
         #expect((document["lakes"]?.arrayValue?.count ?? 0) > 1000)
+        // GSHHG's WDB II rivers: the major ones first, then the rest; each line [x0, y0, dx1, dy1, …].
+        let rivers = document["rivers"]?.arrayValue ?? []
+        let majorRivers = Int(document["majorRivers"]?.doubleValue ?? 0)
+        #expect(rivers.count > 1000)
+        #expect(majorRivers > 100 && majorRivers < rivers.count)
+        #expect(rivers.allSatisfy { ($0.arrayValue?.count ?? 0) >= 4 && ($0.arrayValue?.count ?? 0) % 2 == 0 })
         let places = document["places"]?.arrayValue ?? []
         #expect(places.count > 50_000)
         // Most populous first, each [x, y, thousands, name]; the first is a city of millions.

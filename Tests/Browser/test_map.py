@@ -585,12 +585,27 @@ class MapPageTests(unittest.TestCase):
             const [r, g, b, a] = canvas.getContext('2d').getImageData(x, y, 1, 1).data;
             return a === 0 ? null : [r, g, b];""", lat, lon)
 
+    def river_near(self, lat: float, lon: float, radius: int = 3) -> bool:
+        """Whether the base map's canvas drew the river colour within radius pixels of a position: a line of a
+        pixel or so is smoothed by Leaflet and antialiased, so the pixel at a vertex may be a neighbour's."""
+        pixels = self.driver.execute_script("""
+            const map = window.akloc.map, canvas = document.querySelector('.leaflet-akloc-base-pane canvas');
+            const point = map.latLngToContainerPoint([arguments[0], arguments[1]]), r = arguments[2];
+            const box = canvas.getBoundingClientRect(), frame = map.getContainer().getBoundingClientRect();
+            const x = Math.round((frame.left + point.x - box.left) * canvas.width / box.width);
+            const y = Math.round((frame.top + point.y - box.top) * canvas.height / box.height);
+            const data = canvas.getContext('2d').getImageData(x - r, y - r, 2 * r + 1, 2 * r + 1).data, found = [];
+            for (let i = 0; i < data.length; i += 4) if (data[i + 3] >= 128) found.push([data[i], data[i + 1], data[i + 2]]);
+            return found;""", lat, lon, radius)
+        river = [127, 168, 204]  # --river, light theme
+        return any(all(abs(a - b) <= 3 for a, b in zip(pixel, river)) for pixel in pixels)
+
     def set_view(self, lat: float, lon: float, zoom: int) -> None:
         self.driver.execute_script(
             "window.akloc.following = false; window.akloc.map.setView([arguments[0], arguments[1]], arguments[2],"
             " {animate: false})", lat, lon, zoom)
 
-    def test_8_base_map_lakes_admin1_lines_and_place_labels(self) -> None:
+    def test_8_base_map_lakes_rivers_admin1_lines_and_place_labels(self) -> None:
         self.driver.get_log("browser")
         self.open_page(self.url)
         status, body = self.get("/basemap.json")
@@ -602,6 +617,10 @@ class MapPageTests(unittest.TestCase):
         self.assertEqual(drawn["admin1Lines"], len(served["admin1"]))
         self.assertEqual(drawn["lakes"], len(served["lakes"]))
         self.assertEqual(drawn["places"], len(served["places"]))
+        self.assertEqual(drawn["rivers"], len(served["rivers"]))
+        self.assertEqual(drawn["majorRivers"], served["majorRivers"])
+        self.assertGreater(drawn["majorRivers"], 100)
+        self.assertGreater(drawn["rivers"], drawn["majorRivers"])
 
         # Lake Champlain, by Burlington (Vermont): its water is drawn in the sea's colour over the land, and
         # its island of Grand Isle is land; the towns around are labelled, the big ones first.
@@ -628,6 +647,23 @@ class MapPageTests(unittest.TestCase):
         labels = self.driver.execute_script("return window.akloc.basemap.labels")
         self.assertNotIn("Burlington", labels)  # a town of 40 000 is not labelled on a continent
         self.assertIn("New York City", labels)
+
+        # Rivers (GSHHG's WDB II): the Connecticut, an "additional major river", by Lancaster (New Hampshire)
+        # from zoom 8 on, in the water colour beside the Vermont–New Hampshire line's dashes; the Rhine, a
+        # permanent major river, at Cologne from zoom 5 on; neither on a continent.
+        self.set_view(44.45, -71.7, 9)
+        self.assertTrue(self.river_near(44.4386, -71.6825))
+        self.assertFalse(self.river_near(44.30, -71.95))  # the hills west of the river
+        self.set_view(44.45, -71.7, 7)
+        self.assertFalse(self.river_near(44.4386, -71.6825))
+        self.set_view(50.94, 6.96, 9)
+        self.assertTrue(self.river_near(50.9461, 6.9625))
+        self.set_view(50.3, 7.6, 8)  # Koblenz: the Rhine and the Moselle meet
+        self.screenshot("rivers.png")
+        self.set_view(50.94, 6.96, 5)
+        self.assertTrue(self.river_near(50.9461, 6.9625))
+        self.set_view(50.94, 6.96, 4)
+        self.assertFalse(self.river_near(50.9461, 6.9625))
 
         # At street zoom the map is not one flat colour: Enkhuizen and its neighbours on the IJsselmeer.
         self.set_view(52.70, 5.27, 12)
@@ -705,6 +741,7 @@ class MapPageTests(unittest.TestCase):
         self.assertEqual(pixel, list(colours[(2, 0, 0)]))
         # The outlines stay, unfilled, over the tiles; the base map's own layers give way to them.
         self.assertEqual(self.driver.execute_script("return window.akloc.basemap.lakes"), 0)
+        self.assertEqual(self.driver.execute_script("return window.akloc.basemap.rivers"), 0)
         # Past the file's maxzoom the deepest tiles are scaled up, not asked for.
         self.driver.execute_script("window.akloc.map.setView([20, 0], 5, {animate: false})")
         self.wait("document.querySelectorAll('img.leaflet-tile-loaded').length > 0")

@@ -33,7 +33,7 @@
   state.map = map;
   window.akloc = state;  // the browser tests read what the page drew
 
-  // Base layer: country outlines over a plain sea, then lakes, admin-1 lines and place labels
+  // Base layer: country outlines over a plain sea, then lakes, rivers, admin-1 lines and place labels
   // (data/basemap.json); a tile layer only when asked, and then it is the base map.
   // An MBTiles file's layer (served at /tiles/) comes with its zooms and bounds (tileOptions).
   if (config.tiles) {
@@ -43,7 +43,7 @@
       .on("tileerror", () => { state.tiles.failed += 1; })
       .addTo(map);
   }
-  // Panes, bottom up: tiles (200), land (300), lakes and admin-1 lines (350), the track and circles (400),
+  // Panes, bottom up: tiles (200), land (300), lakes, rivers and admin-1 lines (350), the track and circles (400),
   // labels (450), markers (600), the callout (700).
   map.createPane("akloc-land").style.zIndex = 300;
   map.createPane("akloc-base").style.zIndex = 350;
@@ -99,11 +99,18 @@
 
   // Admin-1 lines from this zoom on (below it they crowd the country borders); labels per zoom, most
   // populous first, by population in thousands: a city of a million from zoom 4, every town of 5000 from 10.
+  // Rivers: the major ones (the file's first majorRivers lines) where a country fills the view, the rest
+  // where a region does; on a continent they would be a tangle.
   const ADMIN1_MIN_ZOOM = 4;
+  const MAJOR_RIVERS_MIN_ZOOM = 5;
+  const RIVERS_MIN_ZOOM = 8;
   const LABEL_MIN_THOUSANDS = [5000, 5000, 5000, 2000, 1000, 300, 100, 40, 20, 10];
   const MAX_LABELS = 150;
-  const base = { admin1: null, lakes: null, places: [], labels: L.layerGroup([], { pane: "akloc-labels" }) };
-  state.basemap = { admin1Lines: 0, lakes: 0, places: 0, labels: [] };
+  const base = {
+    admin1: null, lakes: null, majorRivers: null, otherRivers: null, places: [],
+    labels: L.layerGroup([], { pane: "akloc-labels" }),
+  };
+  state.basemap = { admin1Lines: 0, lakes: 0, rivers: 0, majorRivers: 0, places: 0, labels: [] };
 
   function cssColour(name) {
     return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
@@ -139,6 +146,15 @@
       renderer: renderer, interactive: false, weight: 0.6, color: cssColour("--border"),
       fillColor: cssColour("--sea"), fillOpacity: 1, smoothFactor: 1,
     }).addTo(map);
+    const rivers = (document_.rivers || []).map((flat, index) => ({ major: index < document_.majorRivers, flat }))
+      .filter((river) => Array.isArray(river.flat))
+      .map((river) => ({ major: river.major, line: decodeLine(river.flat, scale) }))
+      .filter((river) => river.line.length > 1);
+    const riverLayer = (major) => L.polyline(rivers.filter((river) => river.major === major).map((river) => river.line), {
+      renderer: renderer, interactive: false, weight: major ? 1.4 : 1, color: cssColour("--river"), smoothFactor: 1,
+    });
+    base.majorRivers = riverLayer(true);
+    base.otherRivers = riverLayer(false);
     base.admin1 = L.polyline(lines, {
       renderer: renderer, interactive: false, weight: 0.8, color: cssColour("--admin1"), dashArray: "4 3", smoothFactor: 1,
     });
@@ -148,7 +164,10 @@
       .filter((place) => place.position && typeof place.thousands === "number");
     base.labels.addTo(map);
     state.admin1 = base.admin1;
-    state.basemap = { admin1Lines: lines.length, lakes: lakes.length, places: base.places.length, labels: [] };
+    state.basemap = {
+      admin1Lines: lines.length, lakes: lakes.length, rivers: rivers.length,
+      majorRivers: rivers.filter((river) => river.major).length, places: base.places.length, labels: [],
+    };
     updateBasemap();
   }
 
@@ -156,7 +175,17 @@
   function updateBasemap() {
     if (!base.lakes) return;
     const zoom = map.getZoom();
-    if (zoom >= ADMIN1_MIN_ZOOM) base.admin1.addTo(map); else base.admin1.remove();
+    const show = (layer, shown) => {
+      const added = shown && !map.hasLayer(layer);
+      if (shown) layer.addTo(map); else layer.remove();
+      return added;
+    };
+    const majorAdded = show(base.majorRivers, zoom >= MAJOR_RIVERS_MIN_ZOOM);
+    const otherAdded = show(base.otherRivers, zoom >= RIVERS_MIN_ZOOM);
+    show(base.admin1, zoom >= ADMIN1_MIN_ZOOM);
+    // The canvas draws in the order layers were added: rivers added later would cover the dashed lines
+    // that follow them (the Connecticut is the Vermont–New Hampshire line).
+    if ((majorAdded || otherAdded) && map.hasLayer(base.admin1)) base.admin1.bringToFront();
     const minimum = zoom < LABEL_MIN_THOUSANDS.length ? LABEL_MIN_THOUSANDS[Math.max(0, Math.floor(zoom))] : 0;
     const bounds = map.getBounds(), size = map.getSize(), taken = [], names = [];
     base.labels.clearLayers();
