@@ -109,9 +109,13 @@ public struct EpochAssembler: Hashable, Sendable {
         /// Not yet: an epoch goes out only once it has ended. `last` is the
         /// shape of the last epoch that ended, if one did.
         case learning(last: Shape?)
-        /// Two consecutive epochs ended with the same shape; `shape` is the
-        /// last one's, what the next epoch must reach.
-        case known(Shape)
+        /// Two consecutive epochs ended with the same shape; `shape` is what
+        /// the next epoch must reach. It grows with any epoch that ends
+        /// larger, but shrinks only when two consecutive epochs end with
+        /// the same smaller shape (`smaller`, the first of them): one short
+        /// epoch (a sentence the receiver skipped once) would otherwise
+        /// deliver the next one before its last TPV.
+        case known(Shape, smaller: Shape?)
     }
 
     enum State: Hashable, Sendable {
@@ -167,7 +171,7 @@ public struct EpochAssembler: Hashable, Sendable {
         }
         let epoch = Epoch(fix: fix, receivedAt: now)
         var expected: Shape?
-        if case .known(let shape) = devices[fix.device ?? ""] { expected = shape }
+        if case .known(let shape, _) = devices[fix.device ?? ""] { expected = shape }
         if fix.timestamp == nil || Self.isComplete(epoch, expected) {
             // Without a time nothing can join it: it is its own epoch.
             state = .delivered(epoch)
@@ -235,10 +239,16 @@ public struct EpochAssembler: Hashable, Sendable {
         let device = epoch.fix.device ?? ""
         let shape = Shape(reports: epoch.reports, fields: Fields(epoch.fix))
         switch devices[device] {
-        case .known:
-            devices[device] = .known(shape)
+        case .known(let known, let smaller):
+            if shape.reports >= known.reports && shape.fields.isSuperset(of: known.fields) {
+                devices[device] = .known(shape, smaller: nil)
+            } else if smaller == shape {
+                devices[device] = .known(shape, smaller: nil)
+            } else {
+                devices[device] = .known(known, smaller: shape)
+            }
         case .learning(let last?) where last == shape:
-            devices[device] = .known(shape)
+            devices[device] = .known(shape, smaller: nil)
         case .learning, nil:
             devices[device] = .learning(last: shape)
         }

@@ -96,6 +96,40 @@ import Testing
         #expect(abs(delivered[3].at - 0.05 * Double(12 + 17 * 3)) < 1e-9, "epoch 3 on its last TPV")
     }
 
+    /// bundg_zeus_9 on gpsd 3.25: four TPVs an epoch, the last with the
+    /// track, but at 09:48:50 only three and no track. That one short epoch
+    /// must not make the next go out at its third TPV, without its track;
+    /// two short ones in a row are the receiver's new shape.
+    @Test func oneShortEpochDoesNotShrinkAKnownShape() {
+        var assembler = EpochAssembler()
+        var clock = 0.0
+        var delivered: [(second: Int64, course: Double?, reports: Int)] = []
+        func epoch(_ second: Int64, _ count: Int, track: Bool) {
+            for index in 0..<count {
+                clock += 0.1
+                let last = index == count - 1
+                let step = assembler.offer(
+                    tpv(second, speed: 0.3, course: track && last ? 235 : nil), at: .seconds(clock))
+                for epoch in [step.closed, step.completed].compactMap({ $0 }) {
+                    let number = epoch.fix.timestamp!.secondsSince1970 - 1_800_000_000
+                    delivered.append((number, epoch.fix.course, epoch.reports))
+                }
+            }
+        }
+        for second in 0..<4 { epoch(Int64(second), 4, track: true) }
+        epoch(4, 3, track: false)
+        epoch(5, 4, track: true)
+        #expect(delivered.map(\.second) == [0, 1, 2, 3, 4, 5])
+        #expect(delivered.last?.course == 235 && delivered.last?.reports == 4, "\(delivered)")
+        // Two short epochs in a row: the shape is three TPVs from then on.
+        epoch(6, 3, track: false)
+        epoch(7, 3, track: false)
+        epoch(8, 3, track: false)
+        #expect(delivered.map(\.second).suffix(2) == [7, 8])
+        #expect(delivered.last?.reports == 3)
+        #expect(assembler.deadline == nil, "8 went out on its third TPV")
+    }
+
     @Test func forgettingTheShapesMakesTheNextEpochsWaitForTheirEnd() {
         var assembler = EpochAssembler()
         for second in 0...2 {

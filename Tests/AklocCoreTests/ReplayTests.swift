@@ -127,8 +127,9 @@ import Testing
     /// docs/semantics.md "Epochs": one without a time at once; while the
     /// device's shape is not known (until two consecutive timed epochs had
     /// the same fields) when the next epoch begins; after that at once when
-    /// it has every field the previous timed epoch had, else when the next
-    /// begins. The last one when the source goes (1 s after it).
+    /// it has every field of the shape, else when the next begins. The
+    /// shape then follows an epoch with at least its fields, or two in a
+    /// row with the same fewer. The last one when the source goes (1 s after it).
     static func deliveryTimes(_ epochs: [Epoch]) -> [Double] {
         func fields(_ location: Location) -> [Bool] {
             [
@@ -139,6 +140,7 @@ import Testing
         var times: [Double] = []
         var known = false
         var last: [Bool]?
+        var smaller: [Bool]?
         for (index, epoch) in epochs.enumerated() {
             let next = index + 1 < epochs.count ? epochs[index + 1].receipt : epoch.receipt + 1
             guard epoch.first.time != nil else {
@@ -146,10 +148,19 @@ import Testing
                 continue
             }
             let shape = fields(epoch.merged)
-            let complete = known && last.map { zip(shape, $0).allSatisfy { $0 || !$1 } } ?? false
+            func covers(_ a: [Bool], _ b: [Bool]) -> Bool { zip(a, b).allSatisfy { $0 || !$1 } }
+            let complete = known && last.map { covers(shape, $0) } ?? false
             times.append(complete ? epoch.receipt : next)
-            if !known, shape == last { known = true }
-            last = shape
+            if !known {
+                if shape == last { known = true }
+                last = shape
+            } else if let current = last, covers(shape, current) || shape == smaller {
+                // Grown, or smaller twice in a row: the new shape.
+                last = shape
+                smaller = nil
+            } else {
+                smaller = shape
+            }
         }
         return times
     }
