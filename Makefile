@@ -59,7 +59,10 @@ MAP_PACKAGES := libjs-leaflet chromium chromium-driver python3-selenium libsqlit
 # The broker-cluster test (MQTTNATSClusterTests, docs/mqtt.md) starts its own
 # three nats-server nodes (JetStream and MQTT on loopback; never the packaged
 # service) and SIGKILLs them mid-replay.
-DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps \
+# debootstrap makes the Debian 13 root whose gpsd 3.25 the receiver tests also
+# replay every capture through, and where the .deb is installed (TrixieTests,
+# scripts/trixie-root.sh, README "Try it").
+DEB_PACKAGES := libgps-dev libsystemd-dev gpsd gpsd-tools gpsd-clients python3-gps debootstrap \
                 systemd util-linux passwd procps libclang-rt-14-dev \
                 libmosquitto-dev mosquitto mosquitto-clients nats-server openssl binutils \
                 python3 python3-venv iso-codes tzdata python3-phonenumbers \
@@ -94,12 +97,15 @@ lint:
 # Suites run one at a time: the integration suites replay real gpsd, whose
 # gpsfake feeds 1.4 s after it starts, and must not compete for two cores.
 # The suite also runs systemd/check-units.sh and a `make install` into a
-# temporary DESTDIR (Tests/IntegrationTests/ServiceInstallTests.swift).
+# temporary DESTDIR (Tests/IntegrationTests/ServiceInstallTests.swift), and the
+# receiver tests against Debian 13's gpsd 3.25 in a debootstrapped root, made
+# once a week and cached in /var/cache/akloc-test (scripts/trixie-root.sh).
 test: build lint fuzz
 	scripts/check-no-foundation.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/aklocd"
 	scripts/check-no-foundation.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/where-am-i-swift"
 	scripts/check-raw-syscalls.sh "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)"
-	AKLOC_REQUIRE_TOOLS=1 $(SWIFT) test $(BUILD_FLAGS) --no-parallel -Xswiftc -warnings-as-errors
+	root=$$(scripts/trixie-root.sh) && AKLOC_REQUIRE_TOOLS=1 AKLOC_TRIXIE_ROOT="$$root" \
+	    $(SWIFT) test $(BUILD_FLAGS) --no-parallel -Xswiftc -warnings-as-errors
 	$(MAKE) test-python
 	$(MAKE) test-map
 	$(MAKE) test-timeline

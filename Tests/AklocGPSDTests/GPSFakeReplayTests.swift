@@ -88,16 +88,11 @@ struct GPSFakeReplayTests {
             let replay = try StartReplay(source: source, policies: [])
             expectCleanedUp(fake, gpsd: gpsd, segmentsBefore: before)
             let ours = replay.rawEpochs
-            let reference = FixEpoch.merged(replay.tpvs)
-            #expect(ours.count == reference.count, "\(name): aklocd \(ours.count) epochs, gpspipe \(reference.count)")
-            // Every capture but the one that never gets a fix has epochs: a
-            // replay that fed nothing must not pass as agreement.
-            #expect(!reference.isEmpty || name == "bu303-nofix.log", "\(name): gpspipe saw no fix")
-            for (index, (epoch, expected)) in zip(ours, reference).enumerated() where !epoch.matches(expected) {
-                Issue.record("\(name) epoch \(index): aklocd \(epoch) vs gpspipe \(expected)")
-                break
-            }
-            table.append("\(name): aklocd \(ours.count), gpspipe \(reference.count)")
+            let (problems, grown) = FixEpoch.compare(ours, replay.tpvs, name: name)
+            for problem in problems { Issue.record("\(problem)") }
+            // On gpsd 3.22 no epoch of these goes out early, not even where the cycle grows.
+            #expect(grown.isEmpty, "\(grown)")
+            table.append("\(name): aklocd \(ours.count), gpspipe \(FixEpoch.merged(replay.tpvs).count)")
         }
         print("every epoch from the first:\n" + table.joined(separator: "\n"))
     }
@@ -106,8 +101,8 @@ struct GPSFakeReplayTests {
     /// subscribers started before the first sentence with `minInterval` 2
     /// and 5 see no two deliveries closer than that in the first minute,
     /// the first gap included: neither as aklocd measures it
-    /// (`afterTimeInterval`) nor as they receive them (10 ms for the
-    /// sockets and threads); and each delivery is gpspipe's merged epoch.
+    /// (`afterTimeInterval`) nor as they receive them (50 ms for the
+    /// sockets and reader threads of a loaded machine); and each delivery is gpspipe's merged epoch.
     @Test(arguments: [("haicom-305N", 0.21), ("humminbird-M37", 0.23), ("bundg_zeus_9", 0.03)])
     func noGapShorterThanMinIntervalFromTheStart(log: String, cycle: Double) throws {
         guard Self.requireTools() else { return }
@@ -128,7 +123,7 @@ struct GPSFakeReplayTests {
             let gaps = zip(deliveries, deliveries.dropFirst()).map { (received: $1.at - $0.at, aklocd: $1.after) }
             for (number, gap) in gaps.enumerated() {
                 #expect(
-                    (gap.aklocd ?? 0) >= minInterval && gap.received >= minInterval - 0.01,
+                    (gap.aklocd ?? 0) >= minInterval && gap.received >= minInterval - 0.05,
                     "\(log) minInterval \(minInterval), gap \(number + 1): aklocd \(gap.aklocd ?? -1) s, received \(gap.received) s"
                 )
             }

@@ -56,29 +56,79 @@ public struct FixEpoch: Equatable, CustomStringConvertible, Sendable {
     /// each TPV's fields overriding the earlier ones' (what a `gpspipe -w`
     /// reader merges). TPVs without a time are no epoch of the receiver's.
     public static func merged(_ tpvs: [[String: Any]]) -> [FixEpoch] {
-        var epochs: [FixEpoch] = []
+        grouped(tpvs).compactMap(merge)
+    }
+
+    /// gpspipe's fix TPVs with a time, one array per epoch (a run of the same time).
+    public static func grouped(_ tpvs: [[String: Any]]) -> [[[String: Any]]] {
+        var groups: [[[String: Any]]] = []
         var previous: String?
         for tpv in tpvs {
             guard let mode = tpv["mode"] as? Int, mode >= 2, let time = tpv["time"] as? String,
+                tpv["lat"] is Double, tpv["lon"] is Double
+            else { continue }
+            if time == previous { groups[groups.count - 1].append(tpv) } else { groups.append([tpv]) }
+            previous = time
+        }
+        return groups
+    }
+
+    /// One epoch's TPVs merged, later ones' fields winning (nil for none).
+    public static func merge(_ tpvs: [[String: Any]]) -> FixEpoch? {
+        var epoch: FixEpoch?
+        for tpv in tpvs {
+            guard let mode = tpv["mode"] as? Int, let time = tpv["time"] as? String,
                 let latitude = tpv["lat"] as? Double, let longitude = tpv["lon"] as? Double
             else { continue }
             let speed = tpv["speed"] as? Double
             let course = tpv["track"] as? Double
-            if time == previous, var last = epochs.popLast() {
+            if var last = epoch {
                 last.latitude = latitude
                 last.longitude = longitude
                 last.mode = mode
                 last.speed = speed ?? last.speed
                 last.course = course ?? last.course
-                epochs.append(last)
+                epoch = last
             } else {
-                epochs.append(
-                    FixEpoch(
-                        time: time, latitude: latitude, longitude: longitude, mode: mode, speed: speed, course: course))
+                epoch = FixEpoch(
+                    time: time, latitude: latitude, longitude: longitude, mode: mode, speed: speed, course: course)
             }
-            previous = time
         }
-        return epochs
+        return epoch
+    }
+
+    /// Compares aklocd's epochs with gpspipe's, in order: what is wrong (as
+    /// many epochs; some, unless the capture never gets a fix; the first
+    /// differing epoch, capture and epoch named), and the epochs that went out
+    /// early because the cycle grew (docs/semantics.md, "Epochs": gpsd
+    /// learned a new cycle ender, or the receiver sent more): an epoch with
+    /// more TPVs than the one before it, delivered as gpsd's merge of its
+    /// first TPVs (the shape before it). Anything else is a difference.
+    public static func compare(_ ours: [FixEpoch], _ tpvs: [[String: Any]], name: String) -> (
+        problems: [String], grown: [String]
+    ) {
+        let groups = grouped(tpvs)
+        var problems: [String] = []
+        if ours.count != groups.count {
+            problems.append("\(name): aklocd \(ours.count) epochs, gpspipe \(groups.count)")
+        }
+        // A replay that fed nothing must not pass as agreement.
+        if groups.isEmpty, !name.contains("nofix") { problems.append("\(name): gpspipe saw no fix") }
+        var grown: [String] = []
+        for (index, (epoch, group)) in zip(ours, groups).enumerated() {
+            guard let expected = merge(group) else { continue }
+            if epoch.matches(expected) { continue }
+            let before = index > 0 ? groups[index - 1].count : Int.max
+            if group.count > before,
+                (1..<group.count).contains(where: { merge(Array(group.prefix($0)))?.matches(epoch) == true })
+            {
+                grown.append("\(name) epoch \(index): \(group.count) TPVs after \(before)")
+                continue
+            }
+            problems.append("\(name) epoch \(index): aklocd \(epoch) vs gpspipe \(expected) (\(group.count) TPVs)")
+            break
+        }
+        return (problems, grown)
     }
 }
 
