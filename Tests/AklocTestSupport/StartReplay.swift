@@ -102,8 +102,8 @@ public struct FixEpoch: Equatable, CustomStringConvertible, Sendable {
     /// differing epoch, capture and epoch named), and the epochs that went out
     /// early because the cycle grew (docs/semantics.md, "Epochs": gpsd
     /// learned a new cycle ender, or the receiver sent more): an epoch with
-    /// more TPVs than the one before it, delivered as gpsd's merge of its
-    /// first TPVs (the shape before it). Anything else is a difference.
+    /// more TPVs than either of the two before it, delivered as gpsd's merge
+    /// of its first TPVs (the shape before it). Anything else is a difference.
     public static func compare(_ ours: [FixEpoch], _ tpvs: [[String: Any]], name: String) -> (
         problems: [String], grown: [String]
     ) {
@@ -118,7 +118,9 @@ public struct FixEpoch: Equatable, CustomStringConvertible, Sendable {
         for (index, (epoch, group)) in zip(ours, groups).enumerated() {
             guard let expected = merge(group) else { continue }
             if epoch.matches(expected) { continue }
-            let before = index > 0 ? groups[index - 1].count : Int.max
+            // The shape aklocd knew had at most the TPVs of the larger of the
+            // two epochs before (it shrinks only when two agree).
+            let before = index > 1 ? max(groups[index - 1].count, groups[index - 2].count) : Int.max
             if group.count > before,
                 (1..<group.count).contains(where: { merge(Array(group.prefix($0)))?.matches(epoch) == true })
             {
