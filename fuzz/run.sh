@@ -60,7 +60,7 @@ echo "fuzz: building with $swiftc ($opt)" >&2
     -o "$out/libAklocMQTTCommands.a" Sources/AklocMQTT/OwnTracksCommand.swift \
     Sources/AklocMQTT/OwnTracksCommandError.swift Sources/AklocMQTT/OwnTracksPayload.swift \
     Sources/AklocMQTT/OwnTracksPayload+Places.swift Sources/AklocMQTT/OwnTracksPayload+Commands.swift \
-    Sources/AklocMQTT/MQTTSettings.swift Sources/AklocMQTT/ForwardQueue.swift
+    Sources/AklocMQTT/MQTTSettings.swift Sources/AklocMQTT/MQTTProtocolChoice.swift Sources/AklocMQTT/ForwardQueue.swift
 "$swiftc" "${flags[@]}" -module-name CommandFuzzer -o "$out/command-fuzzer" \
     fuzz/CommandFuzzer.swift "$out/libAklocMQTTCommands.a" "$out/libAklocProtocol.a" "$out/libAklocGeo.a" \
     "$out/libAklocJSON.a" "$out/libAklocCore.a" -lm
