@@ -22,8 +22,10 @@ struct MQTTFailoverTests {
             #expect(!GPSDTools.required, "needs root and unshare(1) for a private /etc/resolv.conf")
             return
         }
-        // The silent DNS server: bound, so no ICMP refusal ends the lookup early.
-        let dns = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        // The silent DNS server: bound, so no ICMP refusal ends the lookup early. Close-on-exec: the
+        // broker and subscriber started below must not inherit it (a run killed midway left them holding
+        // 127.9.9.9:53, and the next run could not bind it).
+        let dns = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         try #require(dns >= 0)
         defer { close(dns) }
         var address = sockaddr_in()
