@@ -10,17 +10,18 @@ struct LocalDay: Equatable, Sendable {
     var month: Int
     var day: Int
 
-    /// `YYYY-MM-DD`, a day that exists; `option` names the option in the error.
+    /// `YYYY-MM-DD`, a day that exists (the protocol's own date rule,
+    /// `TrackTime`, as `akloc timeline DAY`); `option` names the option in the error.
     init(parsing text: String, option: String) throws(CLIError) {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard text.count == 10, parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            parts.allSatisfy({ $0.allSatisfy { ("0"..."9").contains($0) } }),
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]), year >= 1970
+        let bytes = Array(text.utf8)
+        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+            bytes.enumerated().allSatisfy({ $0.offset == 4 || $0.offset == 7 || (48...57).contains($0.element) }),
+            text >= "1970"
         else { throw .usage("\(option) needs a day as YYYY-MM-DD (1970 or later), not '\(text)'") }
-        guard (1...12).contains(month), (1...FixTime.daysInMonth(month, year: year)).contains(day) else {
+        guard let time = TrackTime.parse(text) else {
             throw .usage("\(option): \(text) is not a day of the calendar")
         }
-        (self.year, self.month, self.day) = (year, month, day)
+        (year, month, day) = FixTime.civil(fromDays: time.day)
     }
 
     var text: String {
