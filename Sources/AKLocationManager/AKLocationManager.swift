@@ -168,6 +168,22 @@ public final class AKLocationManager: @unchecked Sendable {
         run(.requestLocation(token: nil, timeout: ClientRequest.defaultRequestLocationTimeout))
     }
 
+    // MARK: - Visits
+
+    /// Starts the delivery of visits through `locationManager(_:didVisit:)`
+    /// (CoreLocation's `startMonitoringVisits`): each arrival, then the same
+    /// visit with its departure, as aklocd finds them in the track
+    /// (docs/timeline.md). Needs `authorizedAlways` or an admin; otherwise
+    /// the delegate gets `didGetError(.request(code: "notAuthorized", …))`.
+    /// Sent again after a reconnect.
+    public func startMonitoringVisits() {
+        run(.startMonitoringVisits)
+    }
+
+    public func stopMonitoringVisits() {
+        run(.stopMonitoringVisits)
+    }
+
     // MARK: - Observers
 
     /// Calls `target.observeValue(forKeyPath:of:change:)` on each change of
@@ -370,6 +386,8 @@ public final class AKLocationManager: @unchecked Sendable {
                     delegate.locationManager(self, didGetNotification: notification)
                 case .connectionStateChanged(let state):
                     delegate.locationManager(self, didChangeConnectionState: state)
+                case .didVisit(let visit):
+                    delegate.locationManager(self, didVisit: visit)
                 case .didChange:
                     break
                 }

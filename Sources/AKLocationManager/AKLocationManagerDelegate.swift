@@ -13,6 +13,9 @@ public protocol AKLocationManagerDelegate: AnyObject {
         _ manager: AKLocationManager, didUpdateLocation location: CLLocation, afterTimeInterval timeInterval: Double)
     func locationManager(_ manager: AKLocationManager, didGetError error: AKLocationManagerError)
     func locationManager(_ manager: AKLocationManager, didGetNotification notification: AKLocationManagerNotification)
+    /// Not in the seed: a visit began (`departure` nil) or ended (the same
+    /// visit, same `arrival`, with its `departure`), after `startMonitoringVisits()`.
+    func locationManager(_ manager: AKLocationManager, didVisit visit: CLVisit)
     /// Not in the seed: the link to aklocd changed.
     func locationManager(
         _ manager: AKLocationManager, didChangeConnectionState state: AKLocationManagerConnectionState)
@@ -28,6 +31,7 @@ extension AKLocationManagerDelegate {
     public func locationManager(
         _ manager: AKLocationManager, didGetNotification notification: AKLocationManagerNotification
     ) {}
+    public func locationManager(_ manager: AKLocationManager, didVisit visit: CLVisit) {}
     public func locationManager(
         _ manager: AKLocationManager, didChangeConnectionState state: AKLocationManagerConnectionState
     ) {}

@@ -12,6 +12,9 @@ public enum AKLocationManagerEvent: Hashable, Sendable {
     case didGetNotification(AKLocationManagerNotification)
     /// An observed key path changed (`addObserver(_:forKeyPath:)`).
     case didChange(AKLocationManagerChange)
+    /// A visit began (no `departure`) or ended (the same visit, same
+    /// `arrival`, with its `departure`), after `startMonitoringVisits()`.
+    case didVisit(CLVisit)
     case connectionStateChanged(AKLocationManagerConnectionState)
 }
 
@@ -34,4 +37,6 @@ public struct AKLocationManagerChange: Hashable, Sendable {
     public var newLocation: CLLocation? { CLLocation(json: new) }
     /// `old` as a location.
     public var oldLocation: CLLocation? { old.flatMap(CLLocation.init(json:)) }
+    /// `new` as a visit, for the `visit` key path (nil between visits).
+    public var newVisit: CLVisit? { try? CLVisit(json: new) }
 }

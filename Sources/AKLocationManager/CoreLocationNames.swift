@@ -1,4 +1,5 @@
 import AklocCore
+import AklocProtocol
 
 // CoreLocation's names for what aklocd delivers, so code written against
 // AKLocationManager on iOS compiles here with only its import changed.
@@ -8,6 +9,12 @@ import AklocCore
 /// A fix as aklocd delivers it (docs/protocol.md §6): CoreLocation's member
 /// names, and nil for whatever the receiver did not report.
 public typealias CLLocation = Location
+/// A stay at one place (docs/timeline.md), as `didVisit` delivers it:
+/// CoreLocation's `arrivalDate` and `departureDate` are `arrival` and
+/// `departure` (nil while the visit lasts, where CoreLocation has
+/// `distantFuture`), its `horizontalAccuracy` is `radius`; akloc adds the
+/// centre's `placemark`, the saved `place` it is in, `country` and `timeZone`.
+public typealias CLVisit = Visit
 /// Metres per second.
 public typealias CLLocationSpeed = Double
 /// Metres.

@@ -25,6 +25,8 @@ struct ManagerCore {
         case requestLocation(token: UInt64?, timeout: Double)
         case observe(KeyPath)
         case unobserve(KeyPath)
+        case startMonitoringVisits
+        case stopMonitoringVisits
         case settingsChanged(Settings)
         /// The socket connected (the daemon's hello is next).
         case opened
@@ -64,6 +66,8 @@ struct ManagerCore {
         case observe(KeyPath)
         case unobserve(KeyPath)
         case location(token: UInt64?)
+        case startMonitoringVisits
+        case stopMonitoringVisits
     }
 
     struct LocationRequest: Equatable {
@@ -84,6 +88,7 @@ struct ManagerCore {
     private(set) var authorizationStatus: AuthorizationStatus = .notDetermined
     private(set) var updating = false
     private(set) var observed: Set<KeyPath> = []
+    private(set) var monitoringVisits = false
     private(set) var firstFix: FirstFixLoop?
     private(set) var locationRequests: [LocationRequest] = []
     private var updatingAccepted = false
@@ -143,6 +148,15 @@ struct ManagerCore {
             if observed.remove(keyPath) != nil, link == .connected {
                 send(.engine(.unobserve(keyPath)), for: .unobserve(keyPath), &actions)
             }
+        case .startMonitoringVisits:
+            monitoringVisits = true
+            ensureOpen(&actions)
+            if link == .connected { send(.engine(.startMonitoringVisits), for: .startMonitoringVisits, &actions) }
+        case .stopMonitoringVisits:
+            if monitoringVisits, link == .connected {
+                send(.engine(.stopMonitoringVisits), for: .stopMonitoringVisits, &actions)
+            }
+            monitoringVisits = false
         case .settingsChanged(let new):
             let policyChanged = new.policy != settings.policy || new.everyEpoch != settings.everyEpoch
             settings = new
@@ -310,6 +324,7 @@ struct ManagerCore {
         for keyPath in observed.sorted(by: { $0.description < $1.description }) {
             sendObserve(keyPath, &actions)
         }
+        if monitoringVisits { send(.engine(.startMonitoringVisits), for: .startMonitoringVisits, &actions) }
         sendUnsentLocationRequests(&actions)
     }
 
@@ -433,9 +448,12 @@ struct ManagerCore {
                     .didChange(
                         AKLocationManagerChange(keyPath: change.keyPath.description, new: change.new, old: change.old)))
             )
-        case .hello, .reply, .didEnterRegion, .didExitRegion, .didVisit, .unknown:
-            // Region and visit events have no delegate call (the `visit` key
-            // path is observed like any other); events of a newer
+        case .didVisit(let visit):
+            // Stale after a stop, as an update is.
+            guard monitoringVisits else { return }
+            actions.append(.deliver(.didVisit(visit)))
+        case .hello, .reply, .didEnterRegion, .didExitRegion, .unknown:
+            // Region events have no delegate call; events of a newer
             // protocol revision are ignored, as the protocol asks.
             break
         }

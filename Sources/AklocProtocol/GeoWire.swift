@@ -70,4 +70,52 @@ public enum GeoWire {
             description.timeZone.map(timeZone) ?? .null
         )
     }
+
+    // The readers, for clients (`Visit(json:)`): each the inverse of its
+    // writer above, without what the writer derives.
+
+    static func coordinate(wire object: WireObject) throws(DaemonStatus.FormatError) -> Coordinate {
+        let latitude = try object.double("latitude")
+        guard latitude.isFinite, abs(latitude) <= 90 else { throw object.invalid("latitude", "is not from -90 to 90") }
+        let longitude = try object.double("longitude")
+        guard longitude.isFinite, abs(longitude) <= 180 else {
+            throw object.invalid("longitude", "is not from -180 to 180")
+        }
+        return Coordinate(latitude: latitude, longitude: longitude)
+    }
+
+    static func placemark(wire object: WireObject) throws(DaemonStatus.FormatError) -> Placemark {
+        // The writer's `timeZone` is an object; CLPlacemark keeps its identifier.
+        Placemark(
+            name: try object.optionalString("name"), locality: try object.optionalString("locality"),
+            subAdministrativeArea: try object.optionalString("subAdministrativeArea"),
+            administrativeArea: try object.optionalString("administrativeArea"),
+            isoCountryCode: try object.optionalString("isoCountryCode"), country: try object.optionalString("country"),
+            timeZone: try zone(object),
+            coordinate: try coordinate(wire: object.object("coordinate")),
+            distance: try object.optionalDouble("distance"),
+            bearing: try object.optionalDouble("bearing"))
+    }
+
+    private static func zone(_ placemark: WireObject) throws(DaemonStatus.FormatError) -> String? {
+        guard let zone = try placemark.optionalObject("timeZone") else { return nil }
+        return try zone.string("identifier")
+    }
+
+    static func country(wire object: WireObject) throws(DaemonStatus.FormatError) -> Country {
+        Country(
+            code: try object.string("code"), alpha3: try object.optionalString("alpha3") ?? "",
+            numeric: try object.optionalString("numeric") ?? "", name: try object.string("name"),
+            officialName: try object.optionalString("officialName"),
+            commonName: try object.optionalString("commonName"),
+            localizedName: try object.optionalString("localizedName"), phoneCode: try object.optionalString("phoneCode")
+        )
+    }
+
+    static func timeZone(wire object: WireObject) throws(DaemonStatus.FormatError) -> TimeZoneInfo {
+        TimeZoneInfo(
+            identifier: try object.string("identifier"), abbreviation: try object.string("abbreviation"),
+            secondsFromGMT: try object.int("secondsFromGMT"),
+            isDaylightSavingTime: try object.bool("isDaylightSavingTime"))
+    }
 }

@@ -27,8 +27,8 @@ public enum ServerEvent: Hashable, Sendable {
     case didEnterRegion(Region)
     case didExitRegion(Region)
     /// A visit began (no `departure`) or ended (the same visit with its
-    /// `departure`): the visit's wire object (docs/protocol.md, `visits`).
-    case didVisit(JSONValue)
+    /// `departure`), read whole (docs/protocol.md, `visits`).
+    case didVisit(Visit)
     /// An event (or a notification, an error, a key path) of a newer
     /// protocol revision: its `event` name and all of its members.
     case unknown(name: String, fields: [String: JSONValue])
@@ -183,10 +183,7 @@ public enum ServerEvent: Hashable, Sendable {
             let visit = try fields.require("visit", "a visit object") { value in
                 if case .object = value { value } else { nil }
             }
-            guard case .string? = visit["arrival"] else {
-                throw ProtocolError(.badRequest, "\"visit.arrival\" must be a time string")
-            }
-            return .didVisit(visit)
+            return .didVisit(try Visit(json: visit))
         default:
             return .unknown(name: name, fields: members)
         }

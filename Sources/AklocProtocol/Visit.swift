@@ -48,4 +48,41 @@ public struct Visit: Hashable, Sendable {
         members["timeZone"] = timeZone.map(GeoWire.timeZone)
         return .object(members)
     }
+
+    /// Reads the wire form (`json`'s inverse), as a client gets it in
+    /// `didVisit`, the `visit` key path and the `visits` op. A member missing
+    /// or of the wrong type, a departure before the arrival, a coordinate
+    /// off the Earth or a negative radius is `badRequest` naming the member
+    /// (`"visit.coordinate.latitude" is not a number`). Members a newer
+    /// daemon adds, and the derived ones (`formattedAddress`, `flag`), are
+    /// not read.
+    public init(json: JSONValue) throws(ProtocolError) {
+        do {
+            try self.init(wire: WireObject(json, "visit"))
+        } catch {
+            throw ProtocolError(.badRequest, error.description)
+        }
+    }
+
+    init(wire visit: WireObject) throws(DaemonStatus.FormatError) {
+        let arrival = try visit.time("arrival")
+        let departure = try visit.optionalTime("departure")
+        if let departure, departure < arrival {
+            throw visit.invalid("departure", "is before the arrival (\(arrival.iso8601))")
+        }
+        let radius = try visit.double("radius")
+        guard radius.isFinite, radius >= 0 else { throw visit.invalid("radius", "is not a number of metres ≥ 0") }
+        // Typed throws do not pass through Optional.map: each optional by hand.
+        var placemark: Placemark?
+        if let object = try visit.optionalObject("placemark") { placemark = try GeoWire.placemark(wire: object) }
+        var country: Country?
+        if let object = try visit.optionalObject("country") { country = try GeoWire.country(wire: object) }
+        var timeZone: TimeZoneInfo?
+        if let object = try visit.optionalObject("timeZone") { timeZone = try GeoWire.timeZone(wire: object) }
+        self.init(
+            arrival: arrival, departure: departure,
+            coordinate: try GeoWire.coordinate(wire: visit.object("coordinate")),
+            radius: radius, placemark: placemark, place: try visit.optionalString("place"), country: country,
+            timeZone: timeZone)
+    }
 }

@@ -50,9 +50,9 @@ enum Formatting {
         case .didExitRegion(let region):
             return locationLine(region.location, afterTimeInterval: nil, note: "left \(region.name)")
         case .didVisit(let visit):
-            let departure = visit["departure"]?.stringValue.map { " departed \($0)" } ?? ""
-            let place = visit["place"]?.stringValue.map { " at \($0)" } ?? ""
-            return "\(clock(nil))  visit\(place) arrived \(visit["arrival"]?.stringValue ?? "?")\(departure)"
+            let departure = visit.departure.map { " departed \($0.iso8601)" } ?? ""
+            let place = visit.place.map { " at \($0)" } ?? ""
+            return "\(clock(nil))  visit\(place) arrived \(visit.arrival.iso8601)\(departure)"
         case .change(let change):
             if let location = change.newLocation {
                 return locationLine(location, afterTimeInterval: nil, note: change.keyPath.description)

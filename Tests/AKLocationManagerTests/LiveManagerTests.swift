@@ -1,5 +1,7 @@
 import AKLocationManager
 import AklocCore
+import AklocGeo
+import AklocProtocol
 import AklocTestSupport
 import Dispatch
 import Foundation
@@ -16,10 +18,10 @@ struct LiveManagerTests {
         let fake: GPSFake
         let daemon: DaemonProcess
 
-        init(log: String, cycle: Double) throws {
+        init(log: String, cycle: Double, config: String = "") throws {
             fake = try GPSFake.start(log: GPSFake.bundledLog(log), cycle: cycle)
             do {
-                daemon = try DaemonProcess(gpsdPort: fake.port)
+                daemon = try DaemonProcess(gpsdPort: fake.port, config: config)
             } catch {
                 fake.stop()
                 throw error
@@ -197,6 +199,37 @@ struct LiveManagerTests {
     }
 
     /// Events from `stream` up to and including the first that matches (bounded).
+    @Test func visitsArriveThenDepartThroughTheDelegateAsTheHistoryHasThem() throws {
+        guard Self.toolsPresent() else { return }
+        // bundg_zeus_9, a boat at about 3 m/s for 147 s, replayed at its own
+        // pace: with a 50 m radius and 10 s, its first 16 s are a visit and
+        // the way on beyond 100 m is the departure (docs/timeline.md).
+        let replay = try Replay(
+            log: "bundg_zeus_9", cycle: 0.03, config: "[timeline]\nradius = 50\nmin-time = 10\n")
+        let recorder = Recorder()
+        let manager = AKLocationManager(socketPath: replay.daemon.socketPath, callbackQueue: recorder.queue)
+        manager.delegate = recorder
+        manager.startMonitoringVisits()
+        let arrived = try recorder.wait(timeout: 120) { if case .visit = $0 { true } else { false } }
+        guard case .visit(let arrival) = arrived else { return }
+        #expect(arrival.departure == nil, "a visit is told first at its arrival")
+        #expect(abs(arrival.coordinate.latitude - 52.85) < 0.05, "\(arrival.coordinate)")
+        let departed = try recorder.wait(timeout: 120) { if case .visit = $0 { true } else { false } }
+        guard case .visit(let departure) = departed else { return }
+        #expect(departure.arrival == arrival.arrival, "then the same visit")
+        let left = try #require(departure.departure, "with its departure")
+        #expect(left > arrival.arrival)
+        #expect(departure.radius <= 50)
+        // The history over the same fixes has the same visit, departure and all.
+        let (client, _) = try replay.daemon.connect()
+        let history = try client.request("visits", ["since": Int(Date().timeIntervalSince1970) - 3600])
+        let computed = try #require((history["result"] as? [String: Any])?["visits"] as? [[String: Any]], "\(history)")
+        #expect(computed.first?["arrival"] as? String == arrival.arrival.iso8601, "\(computed)")
+        #expect(computed.first?["departure"] as? String == left.iso8601, "\(computed)")
+        manager.stopMonitoringVisits()
+        #expect(!recorder.entries.contains { $0.errorCode != nil }, "\(recorder.entries.map(\.summary))")
+    }
+
     static func collect(
         _ stream: AsyncStream<AKLocationManagerEvent>, timeout: Double = 30,
         until match: @escaping @Sendable (AKLocationManagerEvent) -> Bool
@@ -233,6 +266,7 @@ final class Recorder: AKLocationManagerDelegate, AKLocationManagerObserver, @unc
         case notification(AKLocationManagerNotification)
         case change(AKLocationManagerChange)
         case state(AKLocationManagerConnectionState)
+        case visit(CLVisit)
 
         /// Short, for failure messages.
         var summary: String {
@@ -243,6 +277,7 @@ final class Recorder: AKLocationManagerDelegate, AKLocationManagerObserver, @unc
             case .notification(let notification): notification.rawValue
             case .change(let change): "change(\(change.keyPath))"
             case .state(let state): "state(\(state))"
+            case .visit(let visit): "visit(\(visit.arrival.iso8601)–\(visit.departure?.iso8601 ?? ""))"
             }
         }
 
@@ -314,6 +349,10 @@ final class Recorder: AKLocationManagerDelegate, AKLocationManagerObserver, @unc
         _ manager: AKLocationManager, didUpdateLocation location: CLLocation, afterTimeInterval timeInterval: Double
     ) {
         record(.update(location, timeInterval))
+    }
+
+    func locationManager(_ manager: AKLocationManager, didVisit visit: CLVisit) {
+        record(.visit(visit))
     }
 
     func locationManager(_ manager: AKLocationManager, didGetError error: AKLocationManagerError) {

@@ -1,4 +1,5 @@
 import AklocCore
+import AklocGeo
 import AklocJSON
 import AklocProtocol
 import Testing
@@ -10,6 +11,14 @@ import Testing
 @Suite struct ManagerCoreTests {
     static let hello = #"{"event":"hello","protocol":1,"version":"0.1.0","authorizationStatus":"authorizedAlways"}"#
     static let fix = #"{"latitude":52.85,"longitude":5.31,"speed":2.6,"mode":"3d"}"#
+    static let arrival =
+        #"{"arrival":"2026-11-30T07:02:11.000Z","coordinate":{"latitude":52.7033,"longitude":5.2917},"radius":0.0}"#
+    static let departure =
+        #"{"arrival":"2026-11-30T07:02:11.000Z","coordinate":{"latitude":52.70331,"longitude":5.29168},"#
+        + #""departure":"2026-11-30T11:30:05.000Z","radius":6.8,"place":"Home","#
+        + #""country":{"code":"NL","name":"Netherlands","flag":"🇳🇱"},"#
+        + #""timeZone":{"identifier":"Europe/Amsterdam","abbreviation":"CET","secondsFromGMT":3600,"#
+        + #""isDaylightSavingTime":false}}"#
 
     /// The core and everything it asked for, in order.
     struct Harness {
@@ -371,7 +380,8 @@ import Testing
         harness.connect()
         harness.clear()
         harness.line(#"{"event":"didDetectActivity","activity":"walking"}"#)
-        harness.line(#"{"event":"didVisit","visit":{"arrival":"2026-11-30T07:02:11.000Z"}}"#)
+        // A visit without `startMonitoringVisits` (another client's, or stale).
+        harness.line(#"{"event":"didVisit","visit":\#(ManagerCoreTests.arrival)}"#)
         harness.line(#"{"event":"didEnterRegion","place":{"name":"home"},"location":\#(ManagerCoreTests.fix)}"#)
         harness.line(#"{"event":"didGetNotification","notification":"somethingNew"}"#)
         harness.line(#"{"id":999,"ok":true,"result":null}"#)
@@ -387,5 +397,94 @@ import Testing
         #expect(harness.errors.isEmpty)
         #expect(harness.events.contains(.didGetNotification(.daemonStopping)))
         #expect(harness.events.contains(.connectionStateChanged(.waitingToReconnect(seconds: 0.25))))
+    }
+
+    // MARK: - Visits
+
+    @Test func visitsAreAskedForAtHelloAndDeliveredArrivalThenDeparture() throws {
+        var harness = Harness()
+        harness.feed(.startMonitoringVisits)
+        #expect(harness.opens == 1)
+        #expect(harness.sent().isEmpty, "nothing is sent before the hello")
+        harness.connect()
+        #expect(harness.sent().map { $0["op"] } == ["startMonitoringVisits"])
+        harness.line(#"{"id":1,"ok":true,"result":null}"#)
+        harness.clear()
+        harness.line(#"{"event":"didVisit","visit":\#(ManagerCoreTests.arrival)}"#)
+        harness.line(#"{"event":"didVisit","visit":\#(ManagerCoreTests.departure)}"#)
+        let visits = harness.events.compactMap { event in if case .didVisit(let visit) = event { visit } else { nil } }
+        try #require(visits.count == 2, "\(harness.events)")
+        #expect(visits[0].departure == nil)
+        #expect(visits[0].arrival == FixTime(secondsSince1970: 1_764_486_131 + 365 * 86_400))
+        #expect(visits[1].arrival == visits[0].arrival, "the departure is told of the same visit")
+        #expect(visits[1].departure == FixTime(secondsSince1970: 1_764_502_205 + 365 * 86_400))
+        #expect(visits[1].coordinate.latitude == 52.70331)
+        #expect(visits[1].radius == 6.8)
+        #expect(visits[1].place == "Home")
+        #expect(visits[1].country?.code == "NL")
+        #expect(visits[1].timeZone?.identifier == "Europe/Amsterdam")
+        #expect(harness.errors.isEmpty)
+    }
+
+    @Test func visitMonitoringIsSentAgainAfterAReconnectAndStopsAtStop() {
+        var harness = Harness()
+        harness.feed(.startMonitoringVisits)
+        harness.connect()
+        _ = harness.sent()
+        harness.feed(.closed(pendingBytes: 0))
+        harness.advance(to: harness.now.advanced(bySeconds: 1))
+        harness.feed(.opened)
+        harness.line(ManagerCoreTests.hello)
+        #expect(harness.sent().map { $0["op"] } == ["startMonitoringVisits"], "the new connection asks again")
+        harness.feed(.stopMonitoringVisits)
+        #expect(harness.sent().map { $0["op"] } == ["stopMonitoringVisits"])
+        harness.clear()
+        harness.line(#"{"event":"didVisit","visit":\#(ManagerCoreTests.departure)}"#)
+        #expect(harness.events.isEmpty, "a visit after the stop is stale")
+        harness.feed(.stopMonitoringVisits)
+        #expect(harness.sent().isEmpty, "a second stop sends nothing")
+    }
+
+    @Test func aClientThatMayNotReadHistoryHearsNotAuthorized() {
+        var harness = Harness()
+        harness.connect(
+            hello: #"{"event":"hello","protocol":1,"version":"0.1.0","authorizationStatus":"authorizedWhenInUse"}"#)
+        harness.feed(.startMonitoringVisits)
+        let id = harness.lastID(of: "startMonitoringVisits", in: harness.sent())
+        harness.line(
+            #"{"id":\#(id ?? 0),"ok":false,"error":{"code":"notAuthorized","message":"visits need authorizedAlways"}}"#)
+        #expect(harness.errors == [.request(code: "notAuthorized", message: "visits need authorizedAlways")])
+    }
+
+    @Test func aGarbageVisitIsABadMessageNamingTheMemberAndNothingIsDelivered() {
+        let garbage = [
+            (#"{"event":"didVisit","visit":"here"}"#, #""visit" must be a visit object, not a string"#),
+            (
+                #"{"event":"didVisit","visit":{"coordinate":{"latitude":1,"longitude":2},"radius":1}}"#,
+                #""visit.arrival" is missing"#
+            ),
+            (
+                #"{"event":"didVisit","visit":{"arrival":"2026-11-30T07:02:11Z","coordinate":{"latitude":"n"},"radius":1}}"#,
+                #""visit.coordinate.latitude" is not a number"#
+            ),
+            (
+                #"{"event":"didVisit","visit":{"arrival":"2026-11-30T07:02:11Z","coordinate":{"latitude":1,"longitude":2},"radius":1,"timeZone":{"identifier":"UTC"}}}"#,
+                #""visit.timeZone.abbreviation" is missing"#
+            ),
+        ]
+        for (line, member) in garbage {
+            var harness = Harness()
+            harness.feed(.startMonitoringVisits)
+            harness.connect()
+            harness.clear()
+            harness.line(line)
+            #expect(!harness.events.contains { if case .didVisit = $0 { true } else { false } })
+            guard case .badMessage(let message)? = harness.errors.first else {
+                Issue.record("\(line): no badMessage: \(harness.errors)")
+                continue
+            }
+            #expect(message.contains("didVisit: \(member)"), "\(message)")
+            #expect(harness.actions.contains(.close), "the connection is dropped, and made again")
+        }
     }
 }

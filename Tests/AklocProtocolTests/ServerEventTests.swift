@@ -119,10 +119,8 @@ import Testing
             String(decoding: line, as: UTF8.self)
                 == #"{"event":"didVisit","visit":{"arrival":"2025-11-30T07:02:11.000Z","coordinate":{"latitude":52.7012,"longitude":5.2871},"departure":"2025-11-30T11:30:05.000Z","place":"Home","radius":7.4}}"#
                 + "\n")
-        #expect(try Self.decode(line) == .didVisit(visit.json))
-        #expect(throws: ProtocolError.self) {
-            try ServerEvent.decode(Array(#"{"event":"didVisit","visit":{}}"#.utf8)).get()
-        }
+        #expect(try Self.decode(line) == .didVisit(visit))
+        #expect(Self.failure(#"{"event":"didVisit","visit":{}}"#)?.message == #"didVisit: "visit.arrival" is missing"#)
         #expect(throws: ProtocolError.self) { try ServerEvent.decode(Array(#"{"event":"didVisit"}"#.utf8)).get() }
     }
 
