@@ -311,6 +311,96 @@ class TrackMonitoringAndAdminTests(unittest.TestCase):
             akloc.RegionEvent.from_event(akloc.Event("didEnterRegion", {"place": "Dock"}))
 
 
+ARRIVAL = {
+    "arrival": "2026-11-30T07:02:11.000Z",
+    "coordinate": {"latitude": 52.7033, "longitude": 5.2917},
+    "radius": 0.0,
+}
+DEPARTURE = dict(
+    ARRIVAL,
+    coordinate={"latitude": 52.70331, "longitude": 5.29168},
+    departure="2026-11-30T11:30:05.000Z",
+    radius=6.8,
+    place="Home",
+    country={"code": "NL", "name": "Netherlands"},
+    timeZone={"identifier": "Europe/Amsterdam", "abbreviation": "CET", "secondsFromGMT": 3600},
+)
+
+
+def visits_then(*visits: object):
+    """Answers startMonitoringVisits, then sends each of ``visits`` as a didVisit."""
+
+    def handler(request: dict) -> bytes:
+        answer = reply(request)
+        if request["op"] == "startMonitoringVisits":
+            for visit in visits:
+                answer += event_line({"event": "didVisit", "visit": visit})
+        return answer
+
+    return handler
+
+
+class VisitTests(unittest.TestCase):
+    """monitor_visits in both clients: CoreLocation's didVisit order, and garbage named."""
+
+    def test_both_clients_yield_the_arrival_then_the_same_visit_with_its_departure(self) -> None:
+        async def asyncio_visits(path: str) -> list:
+            async with akloc.aio.connect(path, timeout=5) as client:
+                visits = client.monitor_visits(timeout=5)
+                got = [await visits.__anext__(), await visits.__anext__()]
+                await visits.aclose()
+                await client.start_monitoring_visits()
+                await client.stop_monitoring_visits()
+                return got
+
+        for run in ("blocking", "asyncio"):
+            with FakeDaemon(visits_then(ARRIVAL, DEPARTURE)) as fake:
+                if run == "blocking":
+                    with akloc.Client(socket=fake.path, timeout=5) as client:
+                        visits = client.monitor_visits(timeout=5)
+                        arrival, departure = next(visits), next(visits)
+                        visits.close()
+                        client.start_monitoring_visits()
+                        client.stop_monitoring_visits()
+                else:
+                    arrival, departure = asyncio.run(asyncio_visits(fake.path))
+            ops = [request["op"] for request in fake.requests]
+            self.assertEqual(ops, ["startMonitoringVisits", "stopMonitoringVisits"] * 2, run)
+            self.assertIsNone(arrival.departure)
+            self.assertEqual(arrival.arrival, datetime(2026, 11, 30, 7, 2, 11, tzinfo=timezone.utc))
+            self.assertEqual(departure.arrival, arrival.arrival, "the same visit")
+            self.assertEqual(departure.departure, datetime(2026, 11, 30, 11, 30, 5, tzinfo=timezone.utc))
+            self.assertEqual((departure.latitude, departure.longitude, departure.radius), (52.70331, 5.29168, 6.8))
+            self.assertEqual((departure.place, departure.country["code"]), ("Home", "NL"))
+            self.assertEqual(departure.time_zone["identifier"], "Europe/Amsterdam")
+            self.assertIsNone(arrival.place)
+
+    def test_a_garbage_visit_is_a_protocol_violation_naming_the_member_and_the_client_goes_on(self) -> None:
+        garbage = [
+            ("here", '"visit" must be an object'),
+            ({"coordinate": ARRIVAL["coordinate"], "radius": 1}, '"visit.arrival" is not an ISO 8601 time'),
+            (dict(ARRIVAL, arrival="yesterday"), '"visit.arrival" is not an ISO 8601 time'),
+            (dict(ARRIVAL, departure="2026-11-30T07:00:00Z"), '"visit.departure"'),
+            (dict(ARRIVAL, coordinate={"latitude": "n", "longitude": 5}), '"visit.coordinate.latitude" is not a'),
+            (dict(ARRIVAL, coordinate={"latitude": 91, "longitude": 5}), '"visit.coordinate.latitude" is not a number'),
+            (dict(ARRIVAL, coordinate=[52, 5]), '"visit.coordinate" must be an object'),
+            (dict(ARRIVAL, radius=-1), '"visit.radius" is not a number'),
+            (dict(ARRIVAL, radius=True), '"visit.radius" is not a number'),
+            (dict(ARRIVAL, place=7), '"visit.place" must be a str'),
+            (dict(ARRIVAL, timeZone="UTC"), '"visit.timeZone" must be a dict'),
+        ]
+        for visit, message in garbage:
+            with FakeDaemon(visits_then(visit)) as fake, akloc.Client(socket=fake.path, timeout=5) as client:
+                visits = client.monitor_visits(timeout=5)
+                with self.assertRaises(akloc.ProtocolViolation) as raised:
+                    next(visits)
+                self.assertIn(message, raised.exception.message, visit)
+                self.assertEqual(raised.exception.code, "badMessage")
+                client.stop_monitoring_visits()  # the connection is still good
+        with self.assertRaises(akloc.ProtocolViolation):
+            akloc.Visit.from_event(akloc.Event("didEnterRegion", {"visit": ARRIVAL}))
+
+
 class BadInputTests(unittest.TestCase):
     def expect_violation(self, greeting: bytes, contains: str, then_close: bool = False) -> None:
         with FakeDaemon(greeting=greeting, then_close=then_close) as fake:

@@ -239,6 +239,25 @@ with akloc.Client(timeout=10) as client:
             ],
         )
 
+    def test_monitor_visits_gets_the_arrival_then_the_departure_as_the_history_has_them(self) -> None:
+        # bundg_zeus_9, a boat at about 3 m/s, at its own pace: with a 50 m
+        # radius and 10 s its first 16 s are a visit, the way on beyond
+        # 100 m the departure (docs/timeline.md).
+        replay = Replay(self.aklocd, "bundg_zeus_9", 0.03, "[timeline]\nradius = 50\nmin-time = 10\n")
+        self.addCleanup(replay.stop)
+        with akloc.Client(socket=replay.socket, timeout=10) as client:
+            visits = client.monitor_visits(timeout=120)
+            arrival, departure = next(visits), next(visits)
+            visits.close()
+            self.assertIsNone(arrival.departure)
+            self.assertAlmostEqual(arrival.latitude, 52.85, delta=0.05)
+            self.assertEqual(departure.arrival, arrival.arrival, "the same visit")
+            self.assertIsNotNone(departure.departure)
+            self.assertLessEqual(departure.radius, 50)
+            history = client.request("visits", since=time.time() - 3600)["visits"]
+            first = akloc.Visit.from_json(history[0])
+            self.assertEqual((first.arrival, first.departure), (arrival.arrival, departure.departure), history)
+
     def test_the_examples_in_docs_clients_md_run(self) -> None:
         replay = self.replay()
         with open(os.path.join(REPOSITORY, "docs", "clients.md")) as docs:

@@ -31,7 +31,7 @@ from .errors import (
     UnknownKeyPath,
     UnknownOp,
 )
-from .models import Change, Event, Location, RegionEvent, TrackPage, TrackPoint
+from .models import Change, Event, Location, RegionEvent, TrackPage, TrackPoint, Visit
 
 __version__ = "0.1.0"
 
@@ -65,5 +65,6 @@ __all__ = [
     "Unavailable",
     "UnknownKeyPath",
     "UnknownOp",
+    "Visit",
     "default_socket",
 ]

@@ -392,6 +392,10 @@ def is_region_event_of(places: Optional[Sequence[str]]) -> Callable[[Event], boo
     return accepts
 
 
+def is_visit(event: Event) -> bool:
+    return event.name == "didVisit"
+
+
 def is_change_of(key_path: str) -> Callable[[Event], bool]:
     return lambda event: event.name == "change" and event.fields.get("keyPath") == key_path
 

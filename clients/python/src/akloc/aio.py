@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator, Dict, Generator, List, Optional, Sequence
 from . import _protocol as wire
 from ._router import DEFAULT_QUEUE_SIZE, Accepts, Consumer, Router, check_queue_size
 from .errors import AklocError, ConnectionLost, LocalTimeout
-from .models import Change, Event, Location, RegionEvent, TrackPage, TrackPoint
+from .models import Change, Event, Location, RegionEvent, TrackPage, TrackPoint, Visit
 
 __all__ = ["Client", "Connecting", "connect"]
 
@@ -348,6 +348,14 @@ class Client:
             while True:
                 yield RegionEvent.from_event(await self._next_event(subscriber, timeout))
 
+    async def monitor_visits(self, timeout: Optional[float] = None) -> AsyncIterator[Visit]:
+        """As ``Client.monitor_visits``."""
+        start: wire.Call = ("startMonitoringVisits", {})
+        stop: wire.Call = ("stopMonitoringVisits", {})
+        async with _Subscription(self, "monitor_visits()", start, stop, wire.is_visit) as subscriber:
+            while True:
+                yield Visit.from_event(await self._next_event(subscriber, timeout))
+
     # -- track and regions (docs/track.md, docs/places.md) -------------------
 
     async def track(
@@ -389,6 +397,12 @@ class Client:
     async def stop_monitoring(self, places: Optional[Sequence[str]] = None) -> List[str]:
         result = await self.request("stopMonitoring", **wire.monitoring_args(places))
         return wire.place_names(result, "stopMonitoring")
+
+    async def start_monitoring_visits(self) -> None:
+        await self.request("startMonitoringVisits")
+
+    async def stop_monitoring_visits(self) -> None:
+        await self.request("stopMonitoringVisits")
 
     # -- places and countries (DESIGN §9) ----------------------------------
 

@@ -8,7 +8,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from . import _protocol as wire
 from ._router import DEFAULT_QUEUE_SIZE, Accepts, Consumer, Router
 from .errors import AklocError, ConnectionLost, LocalTimeout
-from .models import Change, Event, Location, RegionEvent, TrackPage, TrackPoint
+from .models import Change, Event, Location, RegionEvent, TrackPage, TrackPoint, Visit
 
 __all__ = ["Client"]
 
@@ -336,6 +336,18 @@ class Client:
             while True:
                 yield RegionEvent.from_event(self._next_event(consumer, timeout))
 
+    def monitor_visits(self, timeout: Optional[float] = None) -> Iterator[Visit]:
+        """Starts monitoring visits (``always`` or admin) and yields each as
+        CoreLocation's didVisit does: at its arrival (``departure`` None),
+        then the same visit with its departure; monitoring stops when the
+        generator is closed. A visit that is not one raises
+        ProtocolViolation naming the member."""
+        start: wire.Call = ("startMonitoringVisits", {})
+        stop: wire.Call = ("stopMonitoringVisits", {})
+        with self._subscription("monitor_visits()", start, stop, wire.is_visit) as consumer:
+            while True:
+                yield Visit.from_event(self._next_event(consumer, timeout))
+
     # -- track and regions (docs/track.md, docs/places.md) -------------------
 
     def track(
@@ -380,6 +392,15 @@ class Client:
     def stop_monitoring(self, places: Optional[Sequence[str]] = None) -> List[str]:
         """Stops monitoring ``places`` (all when None); returns the names still monitored."""
         return wire.place_names(self.request("stopMonitoring", **wire.monitoring_args(places)), "stopMonitoring")
+
+    def start_monitoring_visits(self) -> None:
+        """``startMonitoringVisits``: ``didVisit`` events come through
+        ``events()`` (read them with ``Visit.from_event``); ``monitor_visits``
+        does both."""
+        self.request("startMonitoringVisits")
+
+    def stop_monitoring_visits(self) -> None:
+        self.request("stopMonitoringVisits")
 
     # -- places and countries (DESIGN §9) ----------------------------------
 

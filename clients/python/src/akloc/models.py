@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional
 
 from .errors import ProtocolViolation
 
-__all__ = ["Location", "Change", "Event", "RegionEvent", "TrackPoint", "TrackPage", "parse_time"]
+__all__ = ["Location", "Change", "Event", "RegionEvent", "Visit", "TrackPoint", "TrackPage", "parse_time"]
 
 
 def parse_time(text: str) -> datetime:
@@ -172,6 +172,86 @@ class RegionEvent:
         if event.name not in ("didEnterRegion", "didExitRegion") or not isinstance(place, dict):
             raise ProtocolViolation(f"not a region event: {event.fields!r}")
         return cls(event.name == "didEnterRegion", place, event.location)
+
+
+@dataclass(frozen=True)
+class Visit:
+    """A stay at one place (docs/timeline.md), as ``didVisit``, the
+    ``visit`` key path and the ``visits`` op give it (CoreLocation's
+    CLVisit): ``departure`` is None while it lasts. ``placemark``,
+    ``country`` and ``time_zone`` are the wire's dicts, ``place`` the saved
+    place it is in; each None when aklocd does not know it."""
+
+    arrival: datetime
+    departure: Optional[datetime]
+    latitude: float
+    longitude: float
+    #: Metres: how far its fixes lay from the centre (root mean square).
+    radius: float
+    placemark: Optional[Dict[str, Any]] = None
+    place: Optional[str] = None
+    country: Optional[Dict[str, Any]] = None
+    time_zone: Optional[Dict[str, Any]] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, obj: Any) -> "Visit":
+        """Reads a wire visit; raises ProtocolViolation naming the member
+        that is missing or mistyped (``"visit.coordinate.latitude" is not a
+        number``)."""
+        if not isinstance(obj, dict):
+            raise ProtocolViolation(f"\"visit\" must be an object, not {type(obj).__name__}")
+
+        def time(key: str, required: bool) -> Optional[datetime]:
+            text = obj.get(key)
+            if text is None and not required:
+                return None
+            try:
+                if isinstance(text, str):
+                    return parse_time(text)
+            except ValueError:
+                pass
+            raise ProtocolViolation(f"\"visit.{key}\" is not an ISO 8601 time: {text!r}"[:200])
+
+        def number(container: Any, path: str, low: float, high: float) -> float:
+            key = path.rsplit(".", 1)[-1]
+            value = _number(container, key) if isinstance(container, dict) else None
+            if value is None or not low <= value <= high:
+                raise ProtocolViolation(f"\"visit.{path}\" is not a number from {low:g} to {high:g}")
+            return value
+
+        def optional(key: str, kind: type) -> Any:
+            value = obj.get(key)
+            if value is not None and not isinstance(value, kind):
+                raise ProtocolViolation(f"\"visit.{key}\" must be a {kind.__name__}, not {type(value).__name__}")
+            return value
+
+        arrival = time("arrival", True)
+        assert arrival is not None
+        departure = time("departure", False)
+        if departure is not None and departure < arrival:
+            raise ProtocolViolation(f"\"visit.departure\" {departure.isoformat()} is before its arrival")
+        coordinate = obj.get("coordinate")
+        if not isinstance(coordinate, dict):
+            raise ProtocolViolation("\"visit.coordinate\" must be an object with latitude and longitude")
+        return cls(
+            arrival=arrival,
+            departure=departure,
+            latitude=number(coordinate, "coordinate.latitude", -90, 90),
+            longitude=number(coordinate, "coordinate.longitude", -180, 180),
+            radius=number(obj, "radius", 0, float("inf")),
+            placemark=optional("placemark", dict),
+            place=optional("place", str),
+            country=optional("country", dict),
+            time_zone=optional("timeZone", dict),
+            raw=dict(obj),
+        )
+
+    @classmethod
+    def from_event(cls, event: Event) -> "Visit":
+        if event.name != "didVisit":
+            raise ProtocolViolation(f"not a visit event: {event.name}")
+        return cls.from_json(event.fields.get("visit"))
 
 
 @dataclass(frozen=True)
