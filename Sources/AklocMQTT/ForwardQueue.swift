@@ -34,13 +34,25 @@ public struct ForwardQueue: Sendable {
         public var maxBytes = 32 << 20
         /// Seconds; a fix older than this is of no use to a live map.
         public var maxAge: Double = 7 * 86_400
+        /// `[mqtt] expire`, seconds: the age at which the broker would drop
+        /// a fix anyway (its MQTT 5 message expiry), so the queue drops it
+        /// first, counted apart from `maxAge`. nil: no expiry.
+        public var expire: Double?
 
         public init() {}
 
-        public init(maxEntries: Int, maxBytes: Int, maxAge: Double) {
+        public init(maxEntries: Int, maxBytes: Int, maxAge: Double, expire: Double? = nil) {
             self.maxEntries = maxEntries
             self.maxBytes = maxBytes
             self.maxAge = maxAge
+            self.expire = expire
+        }
+
+        /// The age past which an entry leaves, and under which reason: the
+        /// smaller of the two limits.
+        var age: (seconds: Double, reason: DropReason) {
+            guard let expire, expire <= maxAge else { return (maxAge, .maxAge) }
+            return (expire, .expired)
         }
     }
 
@@ -50,22 +62,25 @@ public struct ForwardQueue: Sendable {
         case maxEntries
         case maxBytes
         case maxAge
+        case expired
     }
 
     public struct Drops: Hashable, Sendable {
         public var maxEntries: UInt64 = 0
         public var maxBytes: UInt64 = 0
         public var maxAge: UInt64 = 0
+        public var expired: UInt64 = 0
 
         public init() {}
 
-        public var total: UInt64 { maxEntries + maxBytes + maxAge }
+        public var total: UInt64 { maxEntries + maxBytes + maxAge + expired }
 
         mutating func count(_ reason: DropReason) {
             switch reason {
             case .maxEntries: maxEntries += 1
             case .maxBytes: maxBytes += 1
             case .maxAge: maxAge += 1
+            case .expired: expired += 1
             }
         }
     }
@@ -156,13 +171,15 @@ public struct ForwardQueue: Sendable {
         return change
     }
 
-    /// Drops entries queued more than `maxAge` seconds before `now`.
+    /// Drops entries queued more than `maxAge` (or `expire`, if smaller)
+    /// seconds before `now`.
     public mutating func expire(at now: FixTime) -> Change {
         var change = Change(added: nil, dropped: [])
-        while let oldest, ForwardQueue.seconds(from: oldest.queuedAt, to: now) > limits.maxAge,
-            let seq = dropOldest(.maxAge)
+        let age = limits.age
+        while let oldest, ForwardQueue.seconds(from: oldest.queuedAt, to: now) > age.seconds,
+            let seq = dropOldest(age.reason)
         {
-            change.dropped.append((seq, .maxAge))
+            change.dropped.append((seq, age.reason))
         }
         return change
     }

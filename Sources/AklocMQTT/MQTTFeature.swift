@@ -85,7 +85,7 @@ public final class MQTTFeature: Feature {
             failed: forwarded.failed, resent: forwarded.resent,
             dropped: DaemonStatus.MQTT.Dropped(
                 maxEntries: forwarded.dropped.maxEntries, maxBytes: forwarded.dropped.maxBytes,
-                maxAge: forwarded.dropped.maxAge),
+                maxAge: forwarded.dropped.maxAge, expired: forwarded.dropped.expired),
             lastError: forwarded.connected ? nil : forwarded.lastError?.description, nodes: forwarded.nodes,
             switches: forwarded.switches)
         status.mqtt?.protocolVersion = forwarded.protocolVersion

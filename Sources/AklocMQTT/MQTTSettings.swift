@@ -54,7 +54,8 @@ public struct MQTTSettings: Hashable, Sendable {
     public var protocolSetting: MQTTProtocolChoice.Setting = .auto
     /// `expire`, seconds: with MQTT 5 each fix carries what is left of it
     /// as its message expiry (the broker drops it from offline consumers'
-    /// queues then), and it bounds the queue's age like `max-age`. nil:
+    /// queues then), and it bounds the queue's age like `max-age`, counted
+    /// as `expired`. nil:
     /// fixes do not expire at the broker.
     public var expire: Double?
 
@@ -62,7 +63,7 @@ public struct MQTTSettings: Hashable, Sendable {
     /// would drop is of no use queued.
     public var queueLimits: ForwardQueue.Limits {
         var limits = self.limits
-        if let expire { limits.maxAge = min(limits.maxAge, expire) }
+        limits.expire = expire
         return limits
     }
 

@@ -105,7 +105,9 @@ extension DaemonStatus.MQTT {
         writer.string(broker)
         writer.raw(",\"connected\":")
         writer.bool(connected)
-        writer.raw(",\"dropped\":{\"maxAge\":")
+        writer.raw(",\"dropped\":{\"expired\":")
+        writer.integer(Int64(clamping: dropped.expired))
+        writer.raw(",\"maxAge\":")
         writer.integer(Int64(clamping: dropped.maxAge))
         writer.raw(",\"maxBytes\":")
         writer.integer(Int64(clamping: dropped.maxBytes))
@@ -161,7 +163,7 @@ extension DaemonStatus.MQTT {
             resent: try object.count("resent"),
             dropped: Dropped(
                 maxEntries: try dropped.count("maxEntries"), maxBytes: try dropped.count("maxBytes"),
-                maxAge: try dropped.count("maxAge")),
+                maxAge: try dropped.count("maxAge"), expired: try dropped.count("expired")),
             lastError: try object.optionalString("lastError"), nodes: try object.optionalStrings("nodes"),
             switches: try object.count("switches"))
         protocolVersion = try object.optionalString("protocol")

@@ -39,14 +39,17 @@ extension DaemonStatus {
             public var maxEntries: UInt64
             public var maxBytes: UInt64
             public var maxAge: UInt64
+            /// Older than `[mqtt] expire`: the broker would have dropped them.
+            public var expired: UInt64
 
-            public init(maxEntries: UInt64 = 0, maxBytes: UInt64 = 0, maxAge: UInt64 = 0) {
+            public init(maxEntries: UInt64 = 0, maxBytes: UInt64 = 0, maxAge: UInt64 = 0, expired: UInt64 = 0) {
                 self.maxEntries = maxEntries
                 self.maxBytes = maxBytes
                 self.maxAge = maxAge
+                self.expired = expired
             }
 
-            public var total: UInt64 { maxEntries + maxBytes + maxAge }
+            public var total: UInt64 { maxEntries + maxBytes + maxAge + expired }
         }
 
         public init(

@@ -127,7 +127,7 @@ enum Formatting {
                 dropped.total == 0
                     ? "0 dropped"
                     : "\(dropped.total) dropped (\(dropped.maxEntries) max-entries, \(dropped.maxBytes) max-bytes, "
-                        + "\(dropped.maxAge) max-age)")
+                        + "\(dropped.maxAge) max-age, \(dropped.expired) expired)")
             row("mqtt:", parts.joined(separator: ", "))
             if mqtt.nodes.count > 1 {
                 let index = (mqtt.nodes.firstIndex(of: mqtt.broker) ?? 0) + 1

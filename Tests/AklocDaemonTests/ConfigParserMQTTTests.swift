@@ -160,7 +160,8 @@ import Testing
         #expect(set.protocolSetting == .v311)
         #expect(set.expire == 5400)
         #expect(set.sessionExpiry == 5400)
-        #expect(set.queueLimits.maxAge == 5400, "a fix the broker would drop leaves the queue too")
+        #expect(set.queueLimits.expire == 5400, "a fix the broker would drop leaves the queue too")
+        #expect(set.queueLimits.maxAge == 604_800, "counted as expired, not under max-age")
         for (text, seconds) in [("7d", 604_800.0), ("30m", 1800), ("90s", 90), ("45", 45)] {
             #expect(try ConfigParser.parse("[mqtt]\nexpire = \(text)\n", path: configPath).mqtt.expire == seconds)
         }

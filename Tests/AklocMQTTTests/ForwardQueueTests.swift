@@ -101,6 +101,23 @@ private func payload(_ text: String) -> [UInt8] { Array(text.utf8) }
         #expect(queue.oldest?.seq == 3)
     }
 
+    @Test func expireDropsOldEntriesCountedApartFromMaxAge() {
+        var queue = ForwardQueue(limits: .init(maxEntries: 100, maxBytes: 1 << 20, maxAge: 60, expire: 10))
+        _ = queue.append(payload("old"), at: at(0))
+        _ = queue.append(payload("new"), at: at(5))
+        #expect(queue.expire(at: at(10)).dropped.isEmpty)
+        let change = queue.expire(at: at(11))
+        #expect(change.dropped.map(\.seq) == [1])
+        #expect(change.dropped.first?.reason == .expired)
+        #expect(queue.drops.expired == 1 && queue.drops.maxAge == 0 && queue.drops.total == 1)
+
+        // An `expire` longer than `maxAge` never comes: `maxAge` drops first.
+        var longer = ForwardQueue(limits: .init(maxEntries: 100, maxBytes: 1 << 20, maxAge: 60, expire: 600))
+        _ = longer.append(payload("old"), at: at(0))
+        #expect(longer.expire(at: at(61)).dropped.first?.reason == .maxAge)
+        #expect(longer.drops.maxAge == 1 && longer.drops.expired == 0)
+    }
+
     @Test func droppingAnEntryInFlightIgnoresItsPuback() {
         var queue = ForwardQueue(limits: .init(maxEntries: 1, maxBytes: 1 << 20, maxAge: 3600))
         _ = queue.append(payload("a"), at: at(0))

@@ -187,6 +187,7 @@ final class RecordingForwarder: LocationForwarder {
         forwarder.status.resent = 1
         forwarder.status.dropped.maxEntries = 4
         forwarder.status.dropped.maxAge = 5
+        forwarder.status.dropped.expired = 6
         forwarder.status.lastError = MQTTError(.connectFailed, "connection refused")
         var status = DaemonStatus(
             state: .running, paused: false, uptimeSeconds: 1, source: .init(name: "test", connected: true), fix: nil,
@@ -199,7 +200,7 @@ final class RecordingForwarder: LocationForwarder {
         #expect(!mqtt.connected)
         #expect(mqtt.queued == 3 && mqtt.queuedBytes == 420 && mqtt.oldestQueuedAgeSeconds == 12.5)
         #expect(mqtt.published == 17 && mqtt.failed == 2 && mqtt.resent == 1)
-        #expect(mqtt.dropped == DaemonStatus.MQTT.Dropped(maxEntries: 4, maxBytes: 0, maxAge: 5))
+        #expect(mqtt.dropped == DaemonStatus.MQTT.Dropped(maxEntries: 4, maxBytes: 0, maxAge: 5, expired: 6))
         #expect(mqtt.lastError?.contains("connection refused") == true)
 
         // Connected, the last error is history and not shown.

@@ -15,12 +15,13 @@ import Testing
         status.mqtt = DaemonStatus.MQTT(
             broker: "mqtts://broker:8883", topic: "owntracks/a/b", tid: "ab", connected: false, queued: 12,
             queuedBytes: 1800, oldestQueuedAgeSeconds: 61.5, published: 900, failed: 3, resent: 3,
-            dropped: .init(maxEntries: 1, maxBytes: 0, maxAge: 2), lastError: "refused [connectionRefused]")
+            dropped: .init(maxEntries: 1, maxBytes: 0, maxAge: 2, expired: 3), lastError: "refused [connectionRefused]")
         var writer = JSONWriter()
         status.write(to: &writer)
         let json = try JSONValue.parse(writer.bytes).get()
         #expect(try DaemonStatus(json: json) == status)
         #expect(json["mqtt"]?["queued"] == .int(12))
+        #expect(json["mqtt"]?["dropped"]?["expired"] == .int(3))
     }
 
     @Test func statusWithoutTheForwarderOmitsItAndOlderDaemonsDecode() throws {
