@@ -290,14 +290,22 @@ bench: deps
 	$(BENCH_BIN_DIR)/akloc-bench import --out BENCHMARKS.md
 	$(BENCH_BIN_DIR)/akloc-bench timeline --out BENCHMARKS.md
 
-# The fleet (DESIGN §7, issue 19): FLEET_INSTANCES aklocd, one gpsfake replay
-# per 50, each an OwnTracks device into one private mosquitto on loopback; its
-# section of BENCHMARKS.md is replaced, the rest left as `make bench` wrote it.
-FLEET_INSTANCES ?= 500
+# The fleet (DESIGN §7, issues 19 and 30): FLEET_INSTANCES aklocd, one gpsfake
+# replay per 50, each an OwnTracks device publishing into FLEET_BROKER on
+# loopback: `nats`, a three-node nats-server cluster (JetStream, MQTT on each
+# node, every instance with the three nodes in `host`), or `mosquitto`, one
+# private mosquitto (the issue 19 run: FLEET_BROKER=mosquitto FLEET_INSTANCES=500).
+# FLEET_ARGS adds akloc-bench options: by default `--fleet-lines 2500`, the
+# capture's first 2500 lines (about half of it), as 1000 instances at one epoch
+# a second keep 2 cores busy; FLEET_ARGS= replays all of it. Its section of
+# BENCHMARKS.md is replaced, the rest left as `make bench` wrote it.
+FLEET_INSTANCES ?= 1000
+FLEET_BROKER ?= nats
+FLEET_ARGS ?= --fleet-lines 2500
 
 bench-fleet: deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) -Xswiftc -warnings-as-errors
-	$(BENCH_BIN_DIR)/akloc-bench --fleet $(FLEET_INSTANCES) --out BENCHMARKS.md --command "make bench-fleet FLEET_INSTANCES=$(FLEET_INSTANCES) BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
+	$(BENCH_BIN_DIR)/akloc-bench --fleet $(FLEET_INSTANCES) --broker $(FLEET_BROKER) $(FLEET_ARGS) --out BENCHMARKS.md --command "make bench-fleet FLEET_INSTANCES=$(FLEET_INSTANCES) FLEET_BROKER=$(FLEET_BROKER) FLEET_ARGS='$(FLEET_ARGS)' BENCH_BUILD_FLAGS='$(BENCH_BUILD_FLAGS)'"
 
 # Rewrites Sources/aklocd/aklocd.order, the functions aklocd runs, which the
 # release link lays out together (bench/NOTES.md, "Code layout"). A developer's

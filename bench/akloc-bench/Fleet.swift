@@ -5,15 +5,22 @@ import Foundation
     import Glibc
 #endif
 
-/// `akloc-bench --fleet N` (`make bench-fleet`, DESIGN §7, issue 19): N aklocd
-/// instances, one gpsfake replay per `perReplay` of them (gpsd keeps at most 64
-/// clients), each its own OwnTracks device publishing every epoch to one private
-/// mosquitto on loopback, and one `mosquitto_sub` reading the whole time. Every
-/// device's fixes are counted against the epochs its gpsd sent to a `gpspipe`
-/// beside it, and the fleet's memory is sampled from /proc while it runs.
+/// `akloc-bench --fleet N` (`make bench-fleet`, DESIGN §7, issues 19 and 30):
+/// N aklocd instances, one gpsfake replay per `perReplay` of them (gpsd keeps
+/// at most 64 clients), each its own OwnTracks device publishing every epoch
+/// on loopback into a three-node nats-server cluster or one mosquitto
+/// (`FleetBroker`), and one `mosquitto_sub` with a persistent QoS 1 session
+/// reading the whole time. Every device's fixes are counted against the
+/// epochs its gpsd sent to a `gpspipe` beside it, and the memory of the
+/// fleet and of each broker node is sampled from /proc while it runs.
 final class Fleet {
     struct Settings {
-        var instances = 500
+        var instances = 1_000
+        var broker = FleetBroker.Kind.nats
+        /// Replay only the capture's first `lines` lines (nil: all of it),
+        /// to shorten a large fleet's run; the expected epochs are still
+        /// those each gpsd really sent.
+        var lines: Int?
         var perReplay = 50
         /// How long gpsfake waits before it feeds the capture: the group's
         /// daemons must be watching by then, or they miss its first epochs.
@@ -71,7 +78,8 @@ final class Fleet {
         var samples = 0
         var peakHWMKiB: [Int] = []
         var privateKiB: [Int] = []
-        var brokerPeakKiB = 0
+        var broker = ""
+        var brokerNodes: [BrokerUse] = []
         var subscriberPeakKiB = 0
         var gpsdPeakKiB: [Int] = []
         var cpuMillisPerEpoch = 0.0
@@ -79,11 +87,22 @@ final class Fleet {
         var memAvailableLowestKiB = Int.max
         var leftoverSegments = 0
         var leftoverProcesses = 0
+        var leftoverDirectories = 0
         var seconds = 0.0
         var loadStart = ""
         var loadEnd = ""
         var drainSeconds = 0.0
         var notes: [String] = []
+    }
+
+    /// One broker process's memory (peaks of the samples, VmHWM at the
+    /// end) and CPU time over the whole run.
+    struct BrokerUse {
+        var name: String
+        var peakPssKiB = 0
+        var peakRssKiB = 0
+        var hwmKiB = 0
+        var cpuSeconds = 0.0
     }
 
     let options: Options
@@ -106,25 +125,52 @@ final class Fleet {
         let scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("akloc-bench-fleet-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let capture = try delayedCapture(in: scratch)
 
-        let broker = try MosquittoBroker()
-        defer { broker.stop() }
-        let subscriber = try MQTTSubscriber(port: broker.port)
-        defer { subscriber.stop() }
-        try subscriber.waitUntilSubscribed(port: broker.port)
-
+        // Everything started is stopped by pid, on success and on error, and
+        // what is left counted (after the stop, so the count is the truth).
         var groups: [Group] = []
         var pids: [pid_t] = []
         var ports: [UInt16] = []
-        defer {
-            for group in groups { group.stop() }
+        var directories = [scratch]
+        var broker: FleetBroker?
+        var subscriber: MQTTSubscriber?
+        var stopped = false
+        func stopAll() {
+            guard !stopped else { return }
+            stopped = true
+            for group in groups {
+                pids += [group.fake.process.pid, group.reference.process.pid] + [group.gpsdPID].compactMap { $0 }
+                directories.append(contentsOf: group.daemons.map(\.process.directory))
+                group.stop()
+            }
+            if let subscriber {
+                pids.append(subscriber.process.pid)
+                subscriber.stop()
+            }
+            if let broker {
+                pids += broker.nodes.map(\.pid)
+                directories.append(broker.directory)
+                broker.stop()
+            }
+            try? FileManager.default.removeItem(at: scratch)
             result.leftoverProcesses = pids.filter { !TestProcess.isDead($0) }.count
             let ours = Set(ports.map(SharedMemory.gpsdKey(port:)))
             result.leftoverSegments = SharedMemory.segments().filter { ours.contains($0.key) }.count
+            result.leftoverDirectories = directories.filter { FileManager.default.fileExists(atPath: $0.path) }.count
         }
-        var sampler = MemorySampler()
+        defer { stopAll() }
+        let capture = try delayedCapture(in: scratch)
+
+        log("starting the broker: \(settings.broker.rawValue)")
+        let started = try FleetBroker(settings.broker)
+        broker = started
+        result.broker = started.description
+        let consumer = try MQTTSubscriber(port: started.consumerPort)
+        subscriber = consumer
+        try consumer.waitUntilSubscribed(port: started.consumerPort, timeout: 60)
+        log("broker ready: \(started.nodes.map(\.name).joined(separator: ", ")); load \(Machine.loadAverage())")
+
+        var sampler = MemorySampler(brokers: started.nodes)
         let replays = (settings.instances + settings.perReplay - 1) / settings.perReplay
         for index in 0..<replays {
             let fake = try GPSFake.start(log: capture, cycle: options.cycle)
@@ -137,7 +183,7 @@ final class Fleet {
             for number in first..<min(settings.instances, first + settings.perReplay) {
                 let device = String(format: "d%04d", number + 1)
                 let daemon = try DaemonProcess(
-                    gpsdPort: fake.port, config: config(device, broker.port), waitForSocket: false)
+                    gpsdPort: fake.port, config: config(device, started.hostLine(number)), waitForSocket: false)
                 group.daemons.append((device, daemon))
                 pids.append(daemon.process.pid)
             }
@@ -159,7 +205,7 @@ final class Fleet {
         result.replays = groups.count
 
         // The replays run; sample the fleet until the last one has ended.
-        let replaySeconds = Double(Fleet.lineCount(options.log)) * options.cycle
+        let replaySeconds = Double(Fleet.lineCount(capture)) * options.cycle
         let deadline = Fleet.now() + settings.window + replaySeconds * 1.5 + 60
         var nextSample = Fleet.now() + settings.sampleEvery
         while groups.contains(where: { $0.fake.process.isRunning }) {
@@ -194,15 +240,15 @@ final class Fleet {
         let drainStart = Fleet.now()
         var received: [String: [(tst: Int, payload: String)]] = [:]
         while true {
-            received = Fleet.locations(subscriber.messages())
+            received = Fleet.locations(consumer.messages())
             let complete = expected.allSatisfy { device, epochs in
                 epochs.isSubset(of: Set((received[device] ?? []).map(\.tst)))
             }
-            if complete || Fleet.now() - drainStart > settings.drain || !subscriber.process.isRunning { break }
+            if complete || Fleet.now() - drainStart > settings.drain || !consumer.process.isRunning { break }
             Posix.sleep(seconds: 2)
         }
         result.drainSeconds = Fleet.now() - drainStart
-        if !subscriber.process.isRunning { result.notes.append("mosquitto_sub exited: \(subscriber.process.stderr())") }
+        if !consumer.process.isRunning { result.notes.append("mosquitto_sub exited: \(consumer.process.stderr())") }
 
         for (device, epochs) in expected.sorted(by: { $0.key < $1.key }) {
             let got = received[device] ?? []
@@ -257,23 +303,28 @@ final class Fleet {
             result.cpuMillisPerEpoch = Double(cpuNanos) / 1e6 / Double(result.started) / Double(epochs)
         }
         result.gpsdPeakKiB = sampler.gpsdPeak
-        result.brokerPeakKiB = Posix.procStatus("/proc/\(broker.process.pid)/status")["VmHWM"] ?? 0
-        result.subscriberPeakKiB = Posix.procStatus("/proc/\(subscriber.process.pid)/status")["VmHWM"] ?? 0
+        sampler.sample(groups)
+        result.brokerNodes = sampler.brokerPeaks
+        for (index, node) in started.nodes.enumerated() where index < result.brokerNodes.count {
+            result.brokerNodes[index].hwmKiB = Posix.procStatus("/proc/\(node.pid)/status")["VmHWM"] ?? 0
+            result.brokerNodes[index].cpuSeconds = Double(Posix.cpuNanos(node.pid)) / 1e9
+        }
+        result.subscriberPeakKiB = Posix.procStatus("/proc/\(consumer.process.pid)/status")["VmHWM"] ?? 0
         result.peakPssKiB = sampler.peakPss
         result.peakRssKiB = sampler.peakRss
         result.samples = sampler.count
         result.memAvailableLowestKiB = sampler.lowestAvailable
         result.loadEnd = Machine.loadAverage()
+        stopAll()
         result.seconds = Fleet.now() - began
         return result
     }
 
-    private func config(_ device: String, _ port: UInt16) -> String {
+    private func config(_ device: String, _ hostLine: String) -> String {
         """
         [mqtt]
         enable = yes
-        host = 127.0.0.1
-        port = \(port)
+        \(hostLine)
         user = fleet
         device = \(device)
         min-interval = 0
@@ -287,7 +338,12 @@ final class Fleet {
     /// gpsd ignores the comment), so each group's 50 daemons are all watching
     /// before the first epoch instead of racing gpsfake's 1.4 s.
     private func delayedCapture(in directory: URL) throws -> String {
-        let text = try String(contentsOfFile: options.log, encoding: .utf8)
+        var text = try String(contentsOfFile: options.log, encoding: .utf8)
+        if let lines = settings.lines {
+            // Bytes, not Characters: the captures end their lines with CRLF, one Character.
+            let kept = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).prefix(lines)
+            text = kept.map { String(decoding: $0, as: UTF8.self) + "\n" }.joined()
+        }
         let date =
             text.split(whereSeparator: \.isNewline).first { $0.hasPrefix("# Date:") }
             .map { String($0.dropFirst("# Date:".count)).trimmingCharacters(in: .whitespaces) } ?? "1970-01-01"
@@ -368,10 +424,23 @@ struct MemorySampler {
     private(set) var count = 0
     private(set) var lowestAvailable = Int.max
     private var gpsd: [pid_t: Int] = [:]
+    private let brokers: [FleetBroker.Node]
+    /// Each broker node's peak PSS and RSS, in `brokers`' order.
+    private(set) var brokerPeaks: [Fleet.BrokerUse]
+
+    init(brokers: [FleetBroker.Node]) {
+        self.brokers = brokers
+        brokerPeaks = brokers.map { Fleet.BrokerUse(name: $0.name) }
+    }
 
     var gpsdPeak: [Int] { gpsd.keys.sorted().map { gpsd[$0] ?? 0 } }
 
     mutating func sample(_ groups: [Fleet.Group]) {
+        for (index, node) in brokers.enumerated() {
+            let rollup = Posix.procStatus("/proc/\(node.pid)/smaps_rollup")
+            brokerPeaks[index].peakPssKiB = max(brokerPeaks[index].peakPssKiB, rollup["Pss"] ?? 0)
+            brokerPeaks[index].peakRssKiB = max(brokerPeaks[index].peakRssKiB, rollup["Rss"] ?? 0)
+        }
         var pss = 0
         var rss = 0
         for group in groups {

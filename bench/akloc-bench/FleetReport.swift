@@ -45,7 +45,8 @@ struct FleetReport {
         let perRss = r.started > 0 ? r.peakRssKiB / r.started : 0
         let fit = perPss > 0 ? r.memAvailableStartKiB / perPss : 0
         let untimed = zip(r.untimedPerReplay, r.daemonsPerReplay).reduce(0) { $0 + $1.0 * $1.1 }
-        let replaySeconds = Double(Fleet.lineCount(options.log)) * options.cycle
+        let lines = min(Fleet.lineCount(options.log), s.lines ?? Int.max)
+        let replaySeconds = Double(lines) * options.cycle
         let epochRate =
             replaySeconds > 0 && !r.epochsPerReplay.isEmpty
             ? String(format: "about %.1f epochs/s", Double(r.epochsPerReplay.max() ?? 0) / replaySeconds) : "epochs"
@@ -55,22 +56,28 @@ struct FleetReport {
                 + "Command: `\(options.command.isEmpty ? "akloc-bench --fleet \(s.instances)" : options.command)`, "
                 + "aklocd `\(options.aklocd)`. Machine: \(machine.cores) cores, \(machine.memoryMiB) MiB. "
                 + "Load average (1/5/15 min) at start: \(r.loadStart); at the end: \(r.loadEnd) "
-                + "(the end's is mostly the fleet's own: its daemons, gpsds, mosquitto and reader on "
+                + "(the end's is mostly the fleet's own: its daemons, gpsds, broker and reader on "
                 + "\(machine.cores) cores).")
         out.append("")
         out.append(
             "\(r.started) aklocd instances (of \(s.instances) asked), each its own OwnTracks device "
-                + "(`[mqtt]` with `min-interval = 0`, `max-interval = 0`: every epoch), QoS 1 into one private mosquitto "
-                + "on 127.0.0.1, read the whole time by one `mosquitto_sub`. \(r.replays) gpsfake replays of `\(capture)` "
-                + "(`-c \(options.cycle)`: a sentence every \(options.cycle) s, \(epochRate)), \(s.perReplay) daemons and one `gpspipe` on each gpsd; "
+                + "(`[mqtt]` with `min-interval = 0`, `max-interval = 0`: every epoch), QoS 1 into \(r.broker), "
+                + "read the whole time by one `mosquitto_sub` (QoS 1, persistent session"
+                + (s.broker == .nats ? ", on node n1: what the other nodes take in crosses the cluster" : "")
+                + "). \(r.replays) gpsfake replays of `\(capture)`"
+                + " (" + (s.lines == nil ? "" : "its first \(lines) lines of \(Fleet.lineCount(options.log)), ")
+                + "`-c \(options.cycle)`: a sentence every \(options.cycle) s, \(epochRate)), \(s.perReplay) daemons "
+                + "and one `gpspipe` on each gpsd; "
                 + "gpsfake waits \(Int(s.window)) s before feeding so every daemon is watching from the first epoch.")
         out.append("")
         out.append("| Measure | Result |")
         out.append("|---|---|")
         let percent = r.expected > 0 ? Double(r.arrived) / Double(r.expected) * 100 : 0
+        let missing = r.incomplete.reduce(0) { $0 + $1.1 }
         out.append(
             "| fixes arrived / expected | **\(r.arrived) / \(r.expected)** (\(String(format: "%.2f", percent)) %); "
-                + "\(r.devicesComplete) of \(r.started) devices got every epoch |")
+                + "\(r.devicesComplete) of \(r.started) devices got every epoch; **\(missing) missing**, "
+                + "**\(r.duplicates) duplicates** |")
         out.append(
             "| expected per device | the epochs with a position (TPV mode ≥ 2, whole seconds = `tst`) its gpsd sent "
                 + "the `gpspipe` beside it: \(Set(r.epochsPerReplay).sorted().map(String.init).joined(separator: ", ")) per replay"
@@ -96,8 +103,20 @@ struct FleetReport {
         out.append(
             "| CPU per instance per epoch | \(String(format: "%.2f", r.cpuMillisPerEpoch)) ms (all threads, start-up included, "
                 + "÷ the replay's epochs) |")
+        for node in r.brokerNodes {
+            out.append(
+                "| \(node.name), peak of the samples (smaps_rollup) | PSS **\(Report.mib(node.peakPssKiB)) MiB**, "
+                    + "RSS \(Report.mib(node.peakRssKiB)) MiB; VmHWM at the end \(Report.mib(node.hwmKiB)) MiB; "
+                    + "CPU \(String(format: "%.1f", node.cpuSeconds)) s over the run |")
+        }
+        if r.brokerNodes.count > 1 {
+            out.append(
+                "| broker nodes together | PSS \(Report.mib(r.brokerNodes.reduce(0) { $0 + $1.peakPssKiB })) MiB, "
+                    + "RSS \(Report.mib(r.brokerNodes.reduce(0) { $0 + $1.peakRssKiB })) MiB (sums of each node's peak) |"
+            )
+        }
         out.append(
-            "| the rest | mosquitto VmHWM \(Report.mib(r.brokerPeakKiB)) MiB, mosquitto_sub \(Report.mib(r.subscriberPeakKiB)) MiB, "
+            "| the rest | mosquitto_sub VmHWM \(Report.mib(r.subscriberPeakKiB)) MiB, "
                 + "gpsd VmHWM \(r.gpsdPeakKiB.map(Report.mib).joined(separator: ", ")) MiB |")
         out.append(
             "| start-up, per replay of \(s.perReplay) | \(r.startupSeconds.map { String(format: "%.1f", $0) }.joined(separator: ", ")) s "
@@ -107,8 +126,8 @@ struct FleetReport {
                 + "during the run: at \(Report.mib(perPss)) MiB PSS each, about \(fit) instances would fit in memory; the 2 cores "
                 + "run out first |")
         out.append(
-            "| clean-up | \(r.leftoverProcesses) processes and \(r.leftoverSegments) gpsd shm segments left after the run |"
-        )
+            "| clean-up | \(r.leftoverProcesses) processes, \(r.leftoverSegments) gpsd shm segments and "
+                + "\(r.leftoverDirectories) temporary folders left after the run (checked after the stop) |")
         if !r.incomplete.isEmpty {
             out.append("")
             out.append(
@@ -131,8 +150,9 @@ struct FleetReport {
             "PSS (proportional set size) divides each shared page among the processes mapping it, so the PSS sum is "
                 + "the memory the fleet takes from the machine; the RSS sum counts libswiftCore, libdispatch, libgps, "
                 + "libmosquitto and libc once per instance. The run is bounded (start-up window, replay, drain) and kills "
-                + "every process it started by PID, removes the gpsd shm segments of its ports and its temporary folders."
-        )
+                + "every process it started by PID (the broker nodes too), removes the gpsd shm segments of its ports "
+                + "and its temporary folders. `make bench-fleet FLEET_BROKER=mosquitto` runs the same fleet into one "
+                + "mosquitto instead.")
         out.append(FleetReport.end)
         return out.joined(separator: "\n")
     }

@@ -41,7 +41,8 @@ struct Options {
                            [--cycle S] [--wake-window S] [--ready-starts N] [--aklocd PATH] [--data-dir DIR]
                            [--log GPSD_LOG] [--chk GPSD_CHK] [--command TEXT] [--latency-only] [--per-epoch]
                            [--notes MARKDOWN]
-               akloc-bench --fleet N [--per-replay 50] [--fleet-window S] [--drain S] [--out FILE] [--cycle S]
+               akloc-bench --fleet N [--broker nats|mosquitto] [--fleet-lines N] [--per-replay 50]
+                           [--fleet-window S] [--drain S] [--out FILE] [--cycle S]
                            [--log GPSD_LOG] [--aklocd PATH] [--command TEXT]
                akloc-bench floor GPSD_PORT SOCKET_PATH   (the floor server; the harness starts it)
                akloc-bench libgps-floor GPSD_PORT SOCKET_PATH   (the floor reading gpsd through libgps;
@@ -123,6 +124,19 @@ struct Options {
                     throw BenchError("--per-replay: 1 to 60 (gpsd keeps 64 clients, gpsfake and gpspipe take two)")
                 }
                 options.fleet = settings
+            case "--broker":
+                var settings = options.fleet ?? Fleet.Settings()
+                let name = try value(argument)
+                guard let kind = FleetBroker.Kind(rawValue: name) else {
+                    throw BenchError("--broker: nats or mosquitto, not '\(name)'")
+                }
+                settings.broker = kind
+                options.fleet = settings
+            case "--fleet-lines":
+                var settings = options.fleet ?? Fleet.Settings()
+                settings.lines = Int(try number(argument))
+                guard (settings.lines ?? 0) > 0 else { throw BenchError("--fleet-lines: a number of lines > 0") }
+                options.fleet = settings
             case "--fleet-window":
                 var settings = options.fleet ?? Fleet.Settings()
                 settings.window = try number(argument)
@@ -195,15 +209,18 @@ func runFleet(_ options: Options, _ settings: Fleet.Settings) throws {
     // DaemonProcess starts the aklocd of AKLOC_BIN_DIR (else the one beside this program).
     setenv("AKLOC_BIN_DIR", URL(fileURLWithPath: options.aklocd).deletingLastPathComponent().path, 1)
     let machine = Machine.current()
-    progress("fleet of \(settings.instances), load \(machine.load)")
+    progress("fleet of \(settings.instances) into \(settings.broker.rawValue), load \(machine.load)")
     let result = try Fleet(options: options, settings: settings).run()
     let section = FleetReport(result: result, options: options, machine: machine).markdown()
     let existing = (try? String(contentsOfFile: options.output, encoding: .utf8)) ?? ""
     try FleetReport.splice(section, into: existing).write(toFile: options.output, atomically: true, encoding: .utf8)
     progress(
         "fleet: \(result.started) instances, \(result.arrived)/\(result.expected) fixes, "
-            + "\(result.devicesComplete) devices complete, PSS sum \(Report.mib(result.peakPssKiB)) MiB, "
-            + "RSS sum \(Report.mib(result.peakRssKiB)) MiB; wrote \(options.output)")
+            + "\(result.devicesComplete) devices complete, \(result.duplicates) duplicates, "
+            + "PSS sum \(Report.mib(result.peakPssKiB)) MiB, RSS sum \(Report.mib(result.peakRssKiB)) MiB, broker "
+            + result.brokerNodes.map { "\($0.name) PSS \(Report.mib($0.peakPssKiB)) MiB" }.joined(separator: ", ")
+            + "; left: \(result.leftoverProcesses) processes, \(result.leftoverSegments) segments, "
+            + "\(result.leftoverDirectories) folders; wrote \(options.output)")
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
