@@ -234,7 +234,8 @@ final class Fleet {
             for (device, _) in group.daemons { expected[device] = epochs }
         }
         result.expected = expected.values.reduce(0) { $0 + $1.count }
-        result.checkEpochs = Fleet.checkEpochs(options.check, log: options.log)
+        // The .chk is the whole capture's: no measure of a shortened replay.
+        result.checkEpochs = settings.lines == nil ? Fleet.checkEpochs(options.check, log: options.log) : nil
 
         // Arrived: what the one subscriber got, waiting (bounded) for the queues to drain.
         let drainStart = Fleet.now()
