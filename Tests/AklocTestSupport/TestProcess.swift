@@ -70,6 +70,11 @@ public final class TestProcess: @unchecked Sendable {
         for (childFD, parentFD) in passing.sorted(by: { $0.key < $1.key }) {
             posix_spawn_file_actions_adddup2(&actions, parentFD, childFD)
         }
+        // Tests run side by side in one process, and many of their sockets
+        // and pipes are not close-on-exec: a child that inherited another
+        // test's connection keeps it open after that test closes it (the
+        // peer never sees the end), or holds its port after it exits.
+        _ = TestProcess.closeFrom(&actions, max(2, passing.keys.max() ?? 2) + 1)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -89,6 +94,16 @@ public final class TestProcess: @unchecked Sendable {
         }
         pid = child
     }
+
+    /// glibc's posix_spawn_file_actions_addclosefrom_np (2.34 and later),
+    /// which Swift's Glibc module does not declare.
+    private static let closeFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+            preconditionFailure("glibc without posix_spawn_file_actions_addclosefrom_np (2.34 or later needed)")
+        }
+        return unsafeBitCast(
+            symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 
     deinit {
         kill()
