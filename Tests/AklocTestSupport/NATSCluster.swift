@@ -155,8 +155,25 @@ public final class NATSCluster: @unchecked Sendable {
                 }
                 return replicas.count + 1 < running.count || !replicas.allSatisfy { $0["current"] as? Bool == true }
             }
-            if unready.isEmpty { return }
-            why = "streams without a leader or with replicas catching up: \(unready) in \(streams)"
+            // A resumed MQTT session lives in its durable consumers; one
+            // whose leader died needs a new leader before it delivers again.
+            let consumers = (try? consumerClusters(index)) ?? [:]
+            let unreadyConsumers = consumers.keys.sorted().filter { name in
+                guard let leader = consumers[name]?["leader"] as? String, !leader.isEmpty,
+                    let leaderIndex = nodes.firstIndex(where: { $0.name == leader }),
+                    let cluster = (try? consumerClusters(leaderIndex))?[name]
+                else { return true }
+                let running = Set(nodes.indices.filter { processes[$0]?.isRunning == true }.map { nodes[$0].name })
+                let replicas = (cluster["replicas"] as? [[String: Any]] ?? []).filter {
+                    running.contains($0["name"] as? String ?? "")
+                }
+                let expected = min(running.count, (cluster["replicas"] as? [[String: Any]] ?? []).count + 1)
+                return replicas.count + 1 < expected || !replicas.allSatisfy { $0["current"] as? Bool == true }
+            }
+            if unready.isEmpty, unreadyConsumers.isEmpty { return }
+            why =
+                "streams without a leader or with replicas catching up: \(unready) in \(streams); "
+                + "consumers likewise: \(unreadyConsumers)"
             usleep(200_000)
         }
         throw SocketClient.Failure(
@@ -176,6 +193,50 @@ public final class NATSCluster: @unchecked Sendable {
             }
         }
         return clusters
+    }
+
+    /// Each consumer of the MQTT streams (`stream/consumer`) with its
+    /// `cluster` object (leader, replicas) as the node reports it.
+    public func consumerClusters(_ index: Int) throws -> [String: [String: Any]] {
+        let jsz = try monitor(index, "/jsz?accounts=true&streams=true&consumers=true")
+        var clusters: [String: [String: Any]] = [:]
+        for account in jsz["account_details"] as? [[String: Any]] ?? [] {
+            for stream in account["stream_detail"] as? [[String: Any]] ?? [] {
+                guard let name = stream["name"] as? String, Self.mqttStreams.contains(name) else { continue }
+                for consumer in stream["consumer_detail"] as? [[String: Any]] ?? [] {
+                    guard let consumerName = consumer["name"] as? String else { continue }
+                    clusters["\(name)/\(consumerName)"] = consumer["cluster"] as? [String: Any] ?? [:]
+                }
+            }
+        }
+        return clusters
+    }
+
+    /// What a failing test prints about the cluster: each running node's
+    /// warnings and errors, and the MQTT message stream's consumers as the
+    /// node sees them (delivered, pending, leader).
+    public func diagnostics() -> String {
+        nodes.indices.filter { processes[$0]?.isRunning == true }.map { index in
+            let log = (processes[index]?.stderr() ?? "").split(separator: "\n")
+                .filter { $0.contains("[WRN]") || $0.contains("[ERR]") }.suffix(15)
+            var consumers: [String] = []
+            let jsz = try? monitor(index, "/jsz?accounts=true&streams=true&consumers=true")
+            for account in jsz?["account_details"] as? [[String: Any]] ?? [] {
+                for stream in account["stream_detail"] as? [[String: Any]] ?? [] {
+                    let state = stream["state"] as? [String: Any] ?? [:]
+                    let leader = (stream["cluster"] as? [String: Any])?["leader"] ?? "?"
+                    consumers.append("\(stream["name"] ?? "?") leader \(leader) last_seq \(state["last_seq"] ?? "?")")
+                    for consumer in stream["consumer_detail"] as? [[String: Any]] ?? [] {
+                        let delivered = (consumer["delivered"] as? [String: Any])?["stream_seq"] ?? "?"
+                        let cleader = (consumer["cluster"] as? [String: Any])?["leader"] ?? "?"
+                        consumers.append(
+                            "  \(consumer["name"] ?? "?") delivered \(delivered) pending \(consumer["num_pending"] ?? "?") "
+                                + "ack_pending \(consumer["num_ack_pending"] ?? "?") leader \(cleader)")
+                    }
+                }
+            }
+            return "\(nodes[index].name):\n" + (log + consumers.map { Substring($0) }).joined(separator: "\n")
+        }.joined(separator: "\n")
     }
 
     /// The node's resident set in KiB (from /proc), nil when it is not running.

@@ -21,6 +21,14 @@ struct MQTTNATSClusterTests {
         }
         let cluster = try NATSCluster(size: 3)
         defer { cluster.stop() }
+        do {
+            try killNodes(cluster)
+        } catch {
+            Issue.record("\(error)\nthe cluster: \(cluster.diagnostics())")
+        }
+    }
+
+    func killNodes(_ cluster: NATSCluster) throws {
         let node = (0..<3).map { "mqtt://127.0.0.1:\(cluster.mqttPort($0))" }
 
         // The consumer: a persistent QoS 1 session on node 1.
@@ -80,12 +88,24 @@ struct MQTTNATSClusterTests {
             $0["queued"] as? Int == 0 && $0["connected"] as? Bool == true
         }
         let accepted = MQTTTest.accepted(daemon.process.stderr())
-        let messages = try consumer.waitFor(timeout: 60, "every accepted fix") {
-            MQTTTest.withoutDuplicates(live($0)).unique.count >= accepted.count
-        }
+        // On a timeout the comparison below names what is missing.
+        let messages =
+            (try? consumer.waitFor(timeout: 60, "every accepted fix") {
+                MQTTTest.withoutDuplicates(live($0)).unique.count >= accepted.count
+            }) ?? consumer.messages()
         let received = live(messages)
         let (unique, duplicates) = MQTTTest.withoutDuplicates(received)
-        #expect(unique == accepted, "every accepted fix, in order")
+        let missing = accepted.indices.filter { !Set(unique).contains(accepted[$0]) }
+        let inOrder = unique == accepted
+        #expect(
+            inOrder,
+            """
+            every accepted fix, in order: of \(accepted.count) accepted, missing #\(missing); \
+            received \(received.count) (\(unique.count) unique); kills after \(beforeFirst) (node 0, aklocd's) \
+            and \(beforeSecond) (node 1, the consumer's) were received; aklocd's log: \
+            \(daemon.process.stderr().split(separator: "\n").filter { $0.contains("MQTT") && !$0.contains("queued #") }.suffix(40).joined(separator: "\n"))
+            the cluster: \(inOrder ? "" : cluster.diagnostics())
+            """)
         #expect(accepted.count > 50)
         #expect(mqtt["published"] as? Int == accepted.count)
         #expect((mqtt["switches"] as? Int ?? 0) >= 1)
