@@ -135,8 +135,10 @@ test-map: build
 # akloc's visits against an independent implementation (docs/timeline.md,
 # "Checked against trackintel"): trackintel 1.4.2 from PyPI in its own venv
 # (it brings pandas and geopandas), on days stitched from real receiver
-# captures, imported into the aklocd built above; fails below 95 % agreement
-# or when six looped hours of a still receiver are not one visit. The report
+# captures and real GPX walks (gpxpy's, Apache-2.0), imported into the aklocd
+# built above; fails below 95 % agreement on the captures, when akloc has no
+# visit at a staypoint that no gap explains, or when six looped hours of a
+# still receiver are not one visit. The report
 # lands in $(TIMELINE_ARTIFACTS).
 TIMELINE_VENV ?= .build/trackintel-venv
 TIMELINE_ARTIFACTS ?= .build/test-artifacts/timeline

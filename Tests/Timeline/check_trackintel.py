@@ -13,9 +13,20 @@ agrees when a visit has its arrival and departure within 60 s. Some days
 hold what akloc treats differently on purpose (a gap in a stay, a receiver's
 wild fix): they count like any other, and are listed.
 
+Real recorded hikes join them (gpxpy 1.6.2's test tracks, Apache-2.0,
+Tests/Fixtures/timeline/LICENSE-gpxpy.txt): each on its own real day, where
+the hiker's stops are the staypoints, and each again as the trip of a day
+between two still receivers' stays. The agreement counts all of them; each
+difference is reported with its kind (the same stop with other bounds, a
+gap, the end of the fixes).
+
 Then each still capture looped for six hours must be one visit and no trip.
 
-Usage: check_trackintel.py BIN_DIR [REPORT]  (exit 1 when below 95 %)"""
+Usage: check_trackintel.py BIN_DIR [REPORT]. Exit 1 when below 95 % on the
+stitched days of captures, when a trackintel staypoint has no akloc visit
+overlapping it and no gap to explain it, or when a looped still capture is
+not one visit and no trip. A walker's stops differ in their bounds by
+design (docs/timeline.md), so the walks' share is reported, not held to 95 %."""
 
 import datetime
 import json
@@ -30,6 +41,7 @@ import sys
 import tempfile
 import time
 import warnings
+import xml.etree.ElementTree as ElementTree
 
 import geopandas
 import pandas
@@ -41,6 +53,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPOSITORY = os.path.abspath(os.path.join(HERE, "..", ".."))
 CAPTURES = json.load(open(os.path.join(REPOSITORY, "Tests", "Fixtures", "timeline", "captures.json")))
 EARTH = 6_371_008.8
+MONTH = datetime.datetime(2026, 10, 1, 5, 0, tzinfo=datetime.timezone.utc).timestamp()
 TOLERANCE = 60.0
 REQUIRED = 0.95
 # Enkhuizen, so the days have Dutch names and a time zone.
@@ -48,6 +61,24 @@ HOME = (52.7033, 5.2917)
 # A still receiver whose fixes glitch (quectel-eg25-g, 93 m/s): a stay of
 # every tenth day, for the wild-fix rules.
 JITTERY = {"quectel-eg25-g"}
+# Real hikes with times, from gpxpy 1.6.2's sdist (Apache-2.0): Cerknica lake
+# (2010-08-05, 2 h) and Korita to Zbevnica (2010-10-03, 3.7 h).
+HIKES = ["cerknicko-jezero", "korita-zbevnica"]
+
+
+def hike(name):
+    """A hike's track points that have a time, as (time, lat, lon) in time
+    order. korita-zbevnica's first track (358 points) has no times: akloc
+    refuses a point without its time (it cannot be placed in the journal)
+    and trackintel could not order it, so both see only the timed ones."""
+    root = ElementTree.parse(os.path.join(REPOSITORY, "Tests", "Fixtures", "timeline", name + ".gpx")).getroot()
+    namespace = root.tag[:root.tag.index("}") + 1]
+    points = []
+    for point in root.iter(namespace + "trkpt"):
+        time_element = point.find(namespace + "time")
+        if time_element is not None:
+            points.append((parse(time_element.text), float(point.get("lat")), float(point.get("lon"))))
+    return sorted(points)
 
 
 def offset(lat, lon, east, north):
@@ -68,6 +99,7 @@ class Day:
         self.points = []  # (time, lat, lon)
         self.rng = rng
         self.stays = []  # (capture, arrival, departure, gap)
+        self.hike = None  # the hike this day holds, if any
 
     def stay(self, name, seconds, gap=0.0):
         fixes = CAPTURES["still"].get(name) or CAPTURES["moving"][name]
@@ -109,6 +141,42 @@ class Day:
             self.t = base + fixes[-1][0]
             self.position = (self.points[-1][1], self.points[-1][2])
 
+    def walk(self, name):
+        """A real hike as the way from here: its own times (shifted to now)
+        and places; the day goes on from where it ended."""
+        points = hike(name)
+        base = self.t + 1 - points[0][0]
+        self.points += [(base + t, lat, lon) for t, lat, lon in points]
+        self.t = base + points[-1][0]
+        self.position = points[-1][1:]
+        self.hike = name
+
+
+def hike_day(name):
+    """The hike on its own real day, as recorded."""
+    day = Day(0, None)
+    day.points = hike(name)
+    day.t = day.points[-1][0]
+    day.hike = name
+    return day
+
+
+def stitched_hike_days(first, start):
+    """Each hike as the trip between two still receivers' stays, on days
+    after the stitched month (its own seeded choices, so the month's days
+    stay as they were)."""
+    rng = random.Random(29)
+    still = [name for name in CAPTURES["still"] if name not in JITTERY]
+    days = []
+    for index, name in enumerate(HIKES):
+        day = Day(start + (first + index) * 86_400, rng)
+        day.position = hike(name)[0][1:]
+        day.stay(rng.choice(still), rng.uniform(20, 90) * 60)
+        day.walk(name)
+        day.stay(rng.choice(still), rng.uniform(20, 90) * 60)
+        days.append(day)
+    return days
+
 
 def iso(seconds):
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
@@ -132,9 +200,8 @@ def build_days(count, seed):
     moving = ["bundg_zeus_9", "humminbird-M37"]
     still.append("haicom-305N")
     days = []
-    start = datetime.datetime(2026, 10, 1, 5, 0, tzinfo=datetime.timezone.utc).timestamp()
     for index in range(count):
-        day = Day(start + index * 86_400, rng)
+        day = Day(MONTH + index * 86_400, rng)
         for stop in range(rng.randint(3, 6)):
             name = rng.choice(still)
             gap = 0.0
@@ -145,7 +212,7 @@ def build_days(count, seed):
             day.stay(name, rng.uniform(8, 150) * 60, gap)
             day.trip(["bundg_zeus_9"] + [rng.choice(moving) for _ in range(rng.randint(1, 4))])
         days.append(day)
-    return days
+    return days + stitched_hike_days(count, MONTH)
 
 
 class Daemon:
@@ -247,47 +314,115 @@ def cause(day, moment):
         if name in JITTERY:
             return f"a still receiver's glitches ({name})"
         return f"stay of {name}"
+    if day.hike:
+        return f"the hike {day.hike} at {iso(moment)[11:19]}{fixes_around(day, moment)}"
     return "on a trip"
+
+
+def fixes_around(day, moment):
+    """The hike's fixes near `moment`: the seconds between them, for the report."""
+    times = [point[0] for point in day.points]
+    index = min(range(len(times)), key=lambda i: abs(times[i] - moment))
+    window = times[max(0, index - 2):index + 3]
+    return f" (fixes {'/'.join(str(round(b - a)) for a, b in zip(window, window[1:]))} s apart)"
+
+
+def compare(daemon, days, names, lines):
+    """akloc's visits and trackintel's staypoints over the days' fixes as
+    one stream (the journal is one); the differences go to `lines`, named
+    by `names[i]` of the day. Returns (staypoints, agreed, visits, extra)."""
+    points = [point for day in days for point in day.points]
+    visits, _ = daemon.visits(points[0][0] - 1, points[-1][0] + 1)
+    reference = staypoints(points)
+    agreed, missing, extra = match(reference, visits)
+
+    def day_of(moment):
+        return max((i for i, day in enumerate(days) if day.points[0][0] <= moment + 600), default=0)
+
+    times = [point[0] for point in points]
+
+    def longest_gap(start, end):
+        inside = [t for t in times if start <= t <= end]
+        return max((b - a for a, b in zip(inside, inside[1:])), default=0.0)
+
+    def span(visit):
+        return parse(visit["arrival"]), parse(visit["departure"]) if "departure" in visit else math.inf
+
+    same_stop = unexplained = 0
+    for arrival, departure in missing:
+        index = day_of(arrival)
+        gap = longest_gap(arrival, departure)
+        over = [visit for visit in visits if span(visit)[0] < departure and span(visit)[1] > arrival]
+        if over:
+            same_stop += 1
+            start, end = span(over[0])
+            why = (f"the same stop is akloc's {over[0]['arrival'][11:19]}–"
+                   f"{over[0]['departure'][11:19] if end < math.inf else 'under way'}: arrival {start - arrival:+.0f} s"
+                   + (f", departure {end - departure:+.0f} s" if end < math.inf else ""))
+        elif gap >= 300:
+            why = (f"{gap / 60:.0f} of its {(departure - arrival) / 60:.0f} min without a fix, and a move "
+                   "across the gap (akloc: a trip)")
+        else:
+            unexplained += 1
+            why = "UNEXPLAINED: no akloc visit overlaps it and it has no gap"
+        lines.append(f"{names[index]}: trackintel {iso(arrival)}–{iso(departure)} has no akloc visit "
+                     f"within 60 s: {cause(days[index], arrival)}; {why}")
+    for visit in extra:
+        start, end = span(visit)
+        index = day_of(start)
+        over = [sp for sp in reference if sp[0] < end and sp[1] > start]
+        gap = longest_gap(start, end if end < math.inf else times[-1])
+        if gap >= 15 * 60:
+            why = f"a {gap / 60:.0f} min gap inside it (trackintel begins again after 15 min)"
+        elif over:
+            why = f"trackintel's staypoint there is {iso(over[0][0])[11:19]}–{iso(over[0][1])[11:19]}"
+        elif end == math.inf:
+            why = "under way at the end of the fixes"
+        else:
+            why = "no staypoint overlaps it"
+        lines.append(f"{names[index]}: akloc {visit['arrival']}–{visit.get('departure', '')} is no "
+                     f"trackintel staypoint: {cause(days[index], start)}; {why}")
+    return len(reference), len(agreed), len(visits), len(extra), same_stop, unexplained
 
 
 def main():
     bin_dir = sys.argv[1]
     report_path = sys.argv[2] if len(sys.argv) > 2 else None
     days = build_days(30, seed=2026)
+    hikes = [hike_day(name) for name in HIKES]
     daemon = Daemon(bin_dir)
     lines = []
     try:
         work = tempfile.mkdtemp(prefix="akloc-days-")
         try:
             files = []
-            for index, day in enumerate(days):
+            for index, day in enumerate(days + hikes):
                 path = os.path.join(work, f"day{index:02d}.gpx")
                 gpx(day.points, path)
                 files.append(path)
             daemon.akloc("track", "import", *files)
-            # The same fixes for both: the whole month, as one stream (the
-            # journal is one), compared staypoint by staypoint.
-            points = [point for day in days for point in day.points]
-            visits, _ = daemon.visits(points[0][0] - 1, points[-1][0] + 1)
-            reference = staypoints(points)
-            agreed, missing, extra = match(reference, visits)
-            total, agreed_count, visit_count, extra_count = len(reference), len(agreed), len(visits), len(extra)
-
-            def day_of(moment):
-                return max((i for i, day in enumerate(days) if day.points[0][0] <= moment + 600), default=0)
-
-            for arrival, departure in missing:
-                index = day_of(arrival)
-                lines.append(f"day {index:02d}: trackintel {iso(arrival)}–{iso(departure)} has no akloc visit "
-                             f"within 60 s: {cause(days[index], arrival)}")
-            for visit in extra:
-                index = day_of(parse(visit["arrival"]))
-                lines.append(f"day {index:02d}: akloc {visit['arrival']}–{visit.get('departure', '')} is no "
-                             f"trackintel staypoint: {cause(days[index], parse(visit['arrival']))}")
-            share = agreed_count / total if total else 0.0
-            summary = (f"trackintel {trackintel.__version__} sliding (100 m, 5 min): {total} staypoints in "
-                       f"{len(days)} days, {agreed_count} with an akloc visit within 60 s at both ends "
-                       f"({100 * share:.1f} %); akloc {visit_count} visits, {extra_count} with no staypoint")
+            # The same fixes for both: the stitched days as one stream, and
+            # each hike on its own day (years before them), compared
+            # staypoint by staypoint.
+            names = [f"day {index:02d}" + (f" ({day.hike})" if day.hike else "") for index, day in enumerate(days)]
+            captures = len(days) - len(HIKES)
+            groups = [("the stitched days of captures", compare(daemon, days[:captures], names, lines)),
+                      ("the hikes as trips between stays", compare(daemon, days[captures:], names[captures:], lines))]
+            for day in hikes:
+                groups.append((f"{day.hike} on its own day",
+                               compare(daemon, [day], [f"{day.hike} {iso(day.points[0][0])[:10]}"], lines)))
+            total, agreed_count, visit_count, extra_count, same_count, unexplained = (
+                sum(column) for column in zip(*(counts for _, counts in groups)))
+            share = groups[0][1][1] / groups[0][1][0]
+            overall = agreed_count / total
+            summary = "\n".join(
+                [f"trackintel {trackintel.__version__} sliding (100 m, 5 min): {total} staypoints in "
+                 f"{len(days) + len(hikes)} days, {agreed_count} with an akloc visit within 60 s at both ends "
+                 f"({100 * overall:.1f} %), {same_count} more the same stop with other bounds; akloc "
+                 f"{visit_count} visits, {extra_count} with no staypoint"]
+                + [f"  {name}: {counts[0]} staypoints, {counts[1]} agree ({100 * counts[1] / counts[0]:.1f} %), "
+                   f"{counts[4]} the same stop; akloc {counts[2]} visits, {counts[3]} with no staypoint"
+                   for name, counts in groups])
             # A still receiver looped for six hours: one visit, no trip.
             loops = []
             base = datetime.datetime(2026, 9, 1, 0, 0, tzinfo=datetime.timezone.utc).timestamp()
@@ -315,7 +450,10 @@ def main():
             file.write(text)
     failed = False
     if share < REQUIRED:
-        print(f"FAIL: {100 * share:.1f} % agree, below {100 * REQUIRED:.0f} %")
+        print(f"FAIL: {100 * share:.1f} % of the captures' staypoints agree, below {100 * REQUIRED:.0f} %")
+        failed = True
+    if unexplained:
+        print(f"FAIL: {unexplained} staypoint(s) with no akloc visit and no gap (UNEXPLAINED above)")
         failed = True
     for name, _, visits, trips, _ in loops:
         if visits != 1 or trips != 0:
