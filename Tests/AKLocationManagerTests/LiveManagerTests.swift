@@ -205,7 +205,9 @@ struct LiveManagerTests {
         // pace: with a 50 m radius and 10 s, its first 16 s are a visit and
         // the way on beyond 100 m is the departure (docs/timeline.md).
         let replay = try Replay(
-            log: "bundg_zeus_9", cycle: 0.03, config: "[timeline]\nradius = 50\nmin-time = 10\n")
+            log: "bundg_zeus_9", cycle: 0.03,
+            config: "[timeline]\nradius = 50\nmin-time = 10\n"
+                + "[geo]\ndata-dir = \(Binaries.packageRoot.appendingPathComponent("data").path)\n")
         let recorder = Recorder()
         let manager = AKLocationManager(socketPath: replay.daemon.socketPath, callbackQueue: recorder.queue)
         manager.delegate = recorder
@@ -214,6 +216,10 @@ struct LiveManagerTests {
         guard case .visit(let arrival) = arrived else { return }
         #expect(arrival.departure == nil, "a visit is told first at its arrival")
         #expect(abs(arrival.coordinate.latitude - 52.85) < 0.05, "\(arrival.coordinate)")
+        // With the geo data, the visit is named where it is (the IJsselmeer, off Enkhuizen).
+        #expect(arrival.country?.code == "NL", "\(arrival)")
+        #expect(arrival.timeZone?.identifier == "Europe/Amsterdam", "\(arrival)")
+        #expect(arrival.placemark?.isoCountryCode == "NL", "\(arrival)")
         let departed = try recorder.wait(timeout: 120) { if case .visit = $0 { true } else { false } }
         guard case .visit(let departure) = departed else { return }
         #expect(departure.arrival == arrival.arrival, "then the same visit")

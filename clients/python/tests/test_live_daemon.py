@@ -251,6 +251,9 @@ with akloc.Client(timeout=10) as client:
             visits.close()
             self.assertIsNone(arrival.departure)
             self.assertAlmostEqual(arrival.latitude, 52.85, delta=0.05)
+            # Named where it is, with the tree's geo data (the IJsselmeer, off Enkhuizen).
+            self.assertEqual((arrival.country or {}).get("code"), "NL", arrival)
+            self.assertEqual((arrival.time_zone or {}).get("identifier"), "Europe/Amsterdam", arrival)
             self.assertEqual(departure.arrival, arrival.arrival, "the same visit")
             self.assertIsNotNone(departure.departure)
             self.assertLessEqual(departure.radius, 50)
