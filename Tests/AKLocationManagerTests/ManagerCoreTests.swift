@@ -445,6 +445,22 @@ import Testing
         #expect(harness.sent().isEmpty, "a second stop sends nothing")
     }
 
+    @Test func theVisitKeyPathsChangeReadsAsAVisit() throws {
+        var harness = Harness()
+        harness.feed(.observe(try KeyPath(parsing: "visit")))
+        harness.connect()
+        harness.clear()
+        harness.line(#"{"event":"change","keyPath":"visit","new":\#(ManagerCoreTests.arrival),"old":null}"#)
+        harness.line(#"{"event":"change","keyPath":"visit","new":null,"old":\#(ManagerCoreTests.arrival)}"#)
+        let changes = harness.events.compactMap { event in
+            if case .didChange(let change) = event { change } else { nil }
+        }
+        try #require(changes.count == 2, "\(harness.events)")
+        #expect(changes[0].newVisit?.arrival == FixTime(secondsSince1970: 1_764_486_131 + 365 * 86_400))
+        #expect(changes[0].newVisit?.departure == nil)
+        #expect(changes[1].newVisit == nil, "null between visits")
+    }
+
     @Test func aClientThatMayNotReadHistoryHearsNotAuthorized() {
         var harness = Harness()
         harness.connect(
