@@ -76,20 +76,19 @@ public final class GPSFake: @unchecked Sendable {
             }
         }
         arguments.append(logPath)
+        let gating = gated ? ["--gated"] : []
         do {
             if let program = launcher.first {
                 // Its own /tmp there: the host's temporary directory is not in the root.
                 process = try TestProcess(
                     program,
-                    Array(launcher.dropFirst()) + ["/usr/bin/python3", "-c", GPSFake.gateScript, "/usr/bin/gpsfake"]
-                        + arguments, passing: [0: ends[1]])
-            } else if gated {
+                    Array(launcher.dropFirst()) + ["/usr/bin/python3", "-c", GPSFake.startScript] + gating
+                        + ["/usr/bin/gpsfake"] + arguments, passing: [0: ends[1]])
+            } else {
                 let gpsfake = TestProcess.which("gpsfake") ?? "/usr/bin/gpsfake"
                 process = try TestProcess(
-                    "/usr/bin/python3", ["-c", GPSFake.gateScript, gpsfake] + arguments,
-                    environment: ["TMPDIR": temporaryDirectory.path], passing: [0: ends[1]])
-            } else {
-                process = try TestProcess("gpsfake", arguments, environment: ["TMPDIR": temporaryDirectory.path])
+                    "/usr/bin/python3", ["-c", GPSFake.startScript] + gating + [gpsfake] + arguments,
+                    environment: ["TMPDIR": temporaryDirectory.path], passing: gated ? [0: ends[1]] : [:])
             }
         } catch {
             if gated { close(ends[0]) }
@@ -135,21 +134,39 @@ public final class GPSFake: @unchecked Sendable {
         process.waitForExit(timeout: timeout)
     }
 
-    /// gpsfake (argv[1]) run with its 1.4 s wait replaced by a read of
-    /// stdin, announced on stderr (`atGate`).
-    public static let gateScript = """
-        import runpy, sys, time
+    /// gpsfake (the first argument after an optional `--gated`) run with
+    /// two changes. Its start waits for gpsd's TCP listener: gpsfake itself
+    /// waits only for gpsd's control socket, which gpsd makes before it
+    /// listens, and then connects its own client at once; on a loaded
+    /// machine that is refused and gpsfake exits ("socket error [Errno 111]").
+    /// Gated, its 1.4 s wait before feeding reads a line from stdin instead,
+    /// announced on stderr (`atGate`).
+    public static let startScript = """
+        import runpy, socket, sys, time
+        import gps.fake
         wait = time.sleep
+        spawn = gps.fake.TestSession.spawn
+        def listening_spawn(session):
+            spawn(session)
+            while session.daemon and session.daemon.is_alive():
+                try:
+                    socket.create_connection(("127.0.0.1", session.port), timeout=5).close()
+                    return
+                except OSError:
+                    wait(0.01)
+        gps.fake.TestSession.spawn = listening_spawn
         def gate(seconds):
             if seconds != 1.4:
                 return wait(seconds)
             sys.stderr.write("gpsfake: at the gate\\n")
             sys.stderr.flush()
             sys.stdin.readline()
-        time.sleep = gate
-        path = sys.argv[1]
-        sys.argv = [path] + sys.argv[2:]
-        runpy.run_path(path, run_name="__main__")
+        arguments = sys.argv[1:]
+        if arguments[0] == "--gated":
+            time.sleep = gate
+            arguments = arguments[1:]
+        sys.argv = arguments
+        runpy.run_path(arguments[0], run_name="__main__")
         """
 
     /// Whether a gated gpsfake waits at its gate (its gpsd and own client are up).
@@ -237,6 +254,17 @@ public final class GPSPipe: @unchecked Sendable {
 
     deinit {
         process.kill()
+    }
+
+    /// Waits (bounded) until gpsd has answered gpspipe's ?WATCH: from then
+    /// on gpspipe gets every report. False on timeout or if it exited.
+    public func waitUntilWatching(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !process.stdout().contains("\"class\":\"WATCH\"") {
+            guard Date() < deadline, process.isRunning else { return false }
+            usleep(10_000)
+        }
+        return true
     }
 
     /// Waits for gpspipe to exit (it does when gpsd closes), bounded.
