@@ -150,14 +150,20 @@ struct GPSFakeReplayTests {
         expectCleanedUp(first, gpsd: firstGPSD)
         let afterOutage = harness.events.count
 
-        let second = try GPSFake.start(log: log, port: port, cycle: 0.02)
+        let watches = harness.logs.filter { $0.contains(SourceHarness.watchConfirmed) }.count
+        // Gated, as in connectsOnceGpsdAppears: the source returns after its backoff.
+        let second = try GPSFake.start(log: log, port: port, cycle: 0.02, gated: true)
         let listening = SystemClock.monotonicNow()
         defer {
             let gpsd = second.gpsdPID
             second.stop()
             expectCleanedUp(second, gpsd: gpsd)
         }
-        #expect(harness.wait(for: 1, after: afterOutage, timeout: 15) { $0.isConnected })
+        #expect(harness.wait(for: 1, after: afterOutage, timeout: 30) { $0.isConnected })
+        #expect(
+            harness.waitForLog(containing: SourceHarness.watchConfirmed, count: watches + 1, timeout: 30),
+            "\(harness.logs)")
+        second.release()
         #expect(harness.wait(for: 3, after: afterOutage, timeout: 30) { $0.isFix }, "no fixes after reconnecting")
         #expect(Array(harness.connectionEvents.prefix(3)) == ["connected", "disconnected", "connected"])
         if let connected = harness.events.dropFirst(afterOutage).first(where: { $0.event.isConnected }) {
@@ -175,14 +181,18 @@ struct GPSFakeReplayTests {
         #expect(harness.wait(for: 1, timeout: 10) { $0.isDisconnected })
         #expect(harness.status?.lastError?.code == .connectFailed)
 
-        let fake = try GPSFake.start(log: Self.bundled("humminbird-M37"), port: port, cycle: 0.05)
+        // Gated: the source comes back after its backoff (up to 10 s), and an
+        // ungated replay (1.4 s, then about 5 s of sentences) may be over by then.
+        let fake = try GPSFake.start(log: Self.bundled("humminbird-M37"), port: port, cycle: 0.05, gated: true)
         let listening = SystemClock.monotonicNow()
         let gpsd = fake.gpsdPID
         defer {
             fake.stop()
             expectCleanedUp(fake, gpsd: gpsd)
         }
-        #expect(harness.wait(for: 1, timeout: 15) { $0.isConnected })
+        #expect(harness.wait(for: 1, timeout: 30) { $0.isConnected })
+        #expect(harness.waitForLog(containing: SourceHarness.watchConfirmed, timeout: 30), "\(harness.logs)")
+        fake.release()
         #expect(harness.wait(for: 3, timeout: 30) { $0.isFix })
         #expect(harness.connectionEvents == ["disconnected", "connected"])
         if let connected = harness.events.first(where: { $0.event.isConnected }) {
@@ -265,7 +275,9 @@ struct GPSFakeReplayTests {
     /// `replayAndCompare`, returning what each side saw.
     func replayAndCompareEpochs(_ log: String) throws -> (source: [Location], pipe: [Epoch]) {
         let before = Set(SharedMemory.segments().map(\.key))
-        let fake = try GPSFake.start(log: log)
+        // Gated: both readers must watch before the first sentence, which an
+        // ungated gpsfake sends 1.4 s after it listens, however slow their start.
+        let fake = try GPSFake.start(log: log, gated: true)
         let gpsd = fake.gpsdPID
         defer {
             fake.stop()
@@ -276,6 +288,9 @@ struct GPSFakeReplayTests {
         let harness = SourceHarness(endpoint: GPSDEndpoint(port: fake.port))
         defer { harness.stop() }
         harness.start()
+        #expect(pipe.waitUntilWatching(timeout: 30), "gpspipe's watch was never confirmed: \(pipe.process.stderr())")
+        #expect(harness.waitForLog(containing: SourceHarness.watchConfirmed, timeout: 30), "\(harness.logs)")
+        fake.release()
 
         #expect(fake.waitForExit(timeout: 240) == 0, "gpsfake failed: \(fake.process.stderr())")
         #expect(pipe.waitForExit(timeout: 15) != nil, "gpspipe did not exit with gpsd")

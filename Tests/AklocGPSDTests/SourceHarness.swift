@@ -15,6 +15,10 @@ final class SourceHarness: @unchecked Sendable {
         var at: Instant
     }
 
+    /// GPSDSource's log line on gpsd's answer to ?WATCH: from then on gpsd
+    /// sends the source every report, so a gated replay may be released.
+    static let watchConfirmed = "gpsd confirmed the watch"
+
     let queue = DispatchQueue(label: "akloc.test.gpsd-source")
     private var source: GPSDSource?
     private let condition = NSCondition()
@@ -126,6 +130,18 @@ final class SourceHarness: @unchecked Sendable {
         return true
     }
 
+    /// Blocks until `count` log lines contain `text`, or `timeout` seconds pass.
+    @discardableResult
+    func waitForLog(containing text: String, count: Int = 1, timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while logLines.filter({ $0.contains(text) }).count < count {
+            if !condition.wait(until: deadline) { return logLines.filter { $0.contains(text) }.count >= count }
+        }
+        return true
+    }
+
     /// Waits until at least `count` events after index `from` match.
     @discardableResult
     func wait(
@@ -146,6 +162,7 @@ final class SourceHarness: @unchecked Sendable {
     private func appendLog(_ line: String) {
         condition.lock()
         logLines.append(line)
+        condition.broadcast()
         condition.unlock()
     }
 }
