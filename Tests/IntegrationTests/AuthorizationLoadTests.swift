@@ -125,8 +125,9 @@ extension RealUsers.AuthorizationTests {
         defer { stage.tearDown() }
         let (watcher, crowd) = (try stage.accounts.addUser(), try stage.accounts.addUser())
         let prlimit = TestProcess.which("prlimit") ?? "/usr/bin/prlimit"
+        // One pass: it ends when gpsd goes, and every epoch is compared with gpspipe's.
         try stage.start(
-            config: "[authorization]\ndefault = deny\n\(watcher.name) = always\n", log: "haicom-305N",
+            config: "[authorization]\ndefault = deny\n\(watcher.name) = always\n", log: "haicom-305N", loop: false,
             launcher: [prlimit, "--nofile=256:\(limit)", "--"], gpspipe: true)
         let pipe = stage.pipe!
         let (authorized, hello) = try stage.connect(as: watcher)

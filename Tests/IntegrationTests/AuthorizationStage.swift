@@ -53,14 +53,18 @@ final class AuthorizationStage {
     /// aklocd with `config` reading it. gpsfake feeds 1.4 s after it listens:
     /// a client that must see the whole replay subscribes right after this.
     /// With `log` nil, aklocd points at a port where no gpsd listens.
+    /// `loop` replays the log over and over until `tearDown`, so fixes keep
+    /// coming however long a loaded machine takes to reach a wait for them
+    /// (one pass of navisys-gr701w lasts about 9 s); without it gpsfake
+    /// exits after one pass.
     func start(
-        config: String, log: String? = "navisys-gr701w", cycle: Double = 0.05, extraArguments: [String] = [],
-        launcher: [String] = [], gpspipe: Bool = false
+        config: String, log: String? = "navisys-gr701w", cycle: Double = 0.05, loop: Bool = true,
+        extraArguments: [String] = [], launcher: [String] = [], gpspipe: Bool = false
     ) throws {
         segmentsBefore = Set(SharedMemory.segments().map(\.key))
         var port = FreePort.loopbackTCP()
         if let log {
-            let fake = try GPSFake.start(log: Self.capture(log), cycle: cycle)
+            let fake = try GPSFake.start(log: Self.capture(log), cycle: cycle, loop: loop)
             self.fake = fake
             gpsd = fake.gpsdPID
             port = fake.port
