@@ -97,7 +97,7 @@ public final class TestProcess: @unchecked Sendable {
 
     /// glibc's posix_spawn_file_actions_addclosefrom_np (2.34 and later),
     /// which Swift's Glibc module does not declare.
-    private static let closeFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+    static let closeFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
         guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
             preconditionFailure("glibc without posix_spawn_file_actions_addclosefrom_np (2.34 or later needed)")
         }

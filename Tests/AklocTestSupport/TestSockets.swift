@@ -80,6 +80,8 @@ public func spawnQuietly(_ arguments: [String]) -> pid_t {
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    // As TestProcess: another test's socket inherited here would outlive its close.
+    _ = TestProcess.closeFrom(&actions, 3)
     let argv = arguments.map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     var pid: pid_t = 0
