@@ -65,7 +65,7 @@ public final class GPSFake: @unchecked Sendable {
         var arguments = (loop ? [] : ["-1"]) + ["-p", "-q", "-P", String(port)]
         if let cycle { arguments += ["-c", String(cycle)] }
         // Gated, gpsfake's one fixed wait before it feeds (1.4 s "to get
-        // ready", gpsd 3.22 and 3.25 alike) reads a line from stdin instead:
+        // ready", gpsd 3.22 and 3.25 alike) ends with a read of a line from stdin:
         // a socket of ours, written by `release` (a socket, not a pipe: a
         // send after gpsfake exits fails with EPIPE instead of raising SIGPIPE).
         var ends: [Int32] = [-1, -1]
@@ -139,8 +139,9 @@ public final class GPSFake: @unchecked Sendable {
     /// waits only for gpsd's control socket, which gpsd makes before it
     /// listens, and then connects its own client at once; on a loaded
     /// machine that is refused and gpsfake exits ("socket error [Errno 111]").
-    /// Gated, its 1.4 s wait before feeding reads a line from stdin instead,
-    /// announced on stderr (`atGate`).
+    /// Gated, its 1.4 s wait before feeding (gpsd sets the device up then,
+    /// flushing what arrives meanwhile) is followed by a read of a line from
+    /// stdin, announced on stderr (`atGate`).
     public static let startScript = """
         import runpy, socket, sys, time
         import gps.fake
@@ -156,8 +157,9 @@ public final class GPSFake: @unchecked Sendable {
                     wait(0.01)
         gps.fake.TestSession.spawn = listening_spawn
         def gate(seconds):
+            wait(seconds)
             if seconds != 1.4:
-                return wait(seconds)
+                return
             sys.stderr.write("gpsfake: at the gate\\n")
             sys.stderr.flush()
             sys.stdin.readline()
