@@ -2,10 +2,12 @@ import AklocCore
 import AklocProtocol
 
 /// The track points of a GPX 1.0 or 1.1 file, streamed: each `trkpt` of
-/// each `trk`/`trkseg` with its `lat`, `lon`, `time` (required: a track
-/// point without a time cannot be placed in the journal) and `ele`.
-/// Routes and waypoints are not a track and are passed over; so is
-/// everything inside `extensions`. Each `trkseg` is its own segment.
+/// each `trk`/`trkseg` with its `lat`, `lon`, `time` and `ele`. `time` is
+/// optional in GPX and loggers leave it out, but a point without one cannot
+/// be placed in the time-ordered journal: it is passed over and counted in
+/// `untimed` (its coordinates are still checked). Routes and waypoints are
+/// not a track and are passed over; so is everything inside `extensions`.
+/// Each `trkseg` is its own segment.
 struct GPXReader {
     private var xml: XMLPullReader
     private var segment: Int64 = -1
@@ -16,6 +18,8 @@ struct GPXReader {
     private var field: (name: String, offset: Int, text: String)?
     /// Depth inside elements that are passed over (`extensions` of a point).
     private var skipping = 0
+    /// Track points passed over so far because they have no `<time>`.
+    private(set) var untimed = 0
 
     init(stream: ByteStream) {
         xml = XMLPullReader(stream: stream)
@@ -64,13 +68,16 @@ struct GPXReader {
                     try store(current)
                 } else if name == "trkpt", let current = point {
                     point = nil
-                    guard let time = current.time else {
-                        throw .at(current.offset, .badPoint, "a <trkpt> without <time> (a track point needs its time)")
-                    }
+                    // A point without a time is checked as if at 1970, so a bad
+                    // latitude refuses the file whether or not the point has a time.
                     let imported = ImportPoint(
-                        time: time, latitude: current.latitude, longitude: current.longitude,
-                        altitude: current.altitude, segment: max(0, segment))
+                        time: current.time ?? FixTime(secondsSince1970: 0), latitude: current.latitude,
+                        longitude: current.longitude, altitude: current.altitude, segment: max(0, segment))
                     if let problem = imported.problem() { throw .at(current.offset, .badPoint, "<trkpt>: \(problem)") }
+                    guard current.time != nil else {
+                        untimed += 1
+                        continue
+                    }
                     return (imported, current.offset)
                 }
             }

@@ -62,6 +62,10 @@ public struct TrackFileReader {
         }
     }
 
+    /// Points passed over so far because they have no time (GPX track
+    /// points without `<time>`; docs/track.md, "Importing").
+    public var untimed: Int { gpx?.untimed ?? 0 }
+
     /// The next point and the offset of the record it is in; nil at the end.
     public mutating func next() throws(TrackImportError) -> (point: ImportPoint, offset: Int)? {
         if gpx != nil { return try gpx!.next() }

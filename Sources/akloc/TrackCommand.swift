@@ -19,8 +19,9 @@ struct TrackCommand: Command {
                           (root or the admin group only)
           import FILE…    add the points of GPX 1.0/1.1 tracks, Google Takeout's Records.json or
                           the phone's Timeline.json export to the track (root or the admin group
-                          only); points already there are skipped, and a bad file imports
-                          nothing (it is named with the byte offset of the problem)
+                          only); points already there are skipped, GPX points without a time
+                          are passed over and counted, and a bad file imports nothing (it is
+                          named with the byte offset of the problem)
 
         Options:
           --since WHEN    start: a duration back from now (90m, 2h, 3d, 45s, 1w), an ISO 8601
@@ -116,9 +117,11 @@ struct TrackCommand: Command {
         }
         if action == .importFiles {
             let summary = try TrackImportRun(files: files, connection: connection).run()
+            let untimed =
+                summary.untimed > 0 ? "; \(summary.untimed) points without a time were passed over" : ""
             Output.line(
                 "imported \(summary.imported) of \(summary.points) points into \(summary.days) day(s); "
-                    + "\(summary.skipped) were already in the track")
+                    + "\(summary.skipped) were already in the track\(untimed)")
             return ExitCode.ok
         }
         let stats = action == .stats

@@ -18,7 +18,11 @@ struct TrackImportRun {
 
     /// What the daemon said at the end.
     struct Summary {
+        /// Points sent to aklocd.
         var points = 0
+        /// Points passed over because they have no time (GPX `trkpt`s
+        /// without `<time>`): the daemon never sees them.
+        var untimed = 0
         var imported = 0
         var skipped = 0
         var days = 0
@@ -28,10 +32,15 @@ struct TrackImportRun {
         var summary = Summary()
         // `N points, X MB…` on a terminal while it runs longer than a second.
         var progress = TrackProgress()
-        for file in files { summary.points += try send(file, progress: &progress) }
+        for file in files {
+            let (sent, untimed) = try send(file, progress: &progress)
+            summary.points += sent
+            summary.untimed += untimed
+        }
         progress.finish()
         guard summary.points > 0 else {
-            throw .failure("no track points in \(files.joined(separator: ", ")): nothing to import")
+            let untimed = summary.untimed > 0 ? " (\(summary.untimed) without a time passed over)" : ""
+            throw .failure("no track points in \(files.joined(separator: ", "))\(untimed): nothing to import")
         }
         while true {
             let reply = try connection.call(.importTrack(.commit))
@@ -47,8 +56,9 @@ struct TrackImportRun {
         }
     }
 
-    /// Streams one file to the daemon; returns its number of points.
-    private func send(_ file: String, progress: inout TrackProgress) throws(CLIError) -> Int {
+    /// Streams one file to the daemon; returns its number of points sent
+    /// and of points passed over for having no time.
+    private func send(_ file: String, progress: inout TrackProgress) throws(CLIError) -> (sent: Int, untimed: Int) {
         let input: ChunkedFileReader
         do {
             input = try ChunkedFileReader(path: file)
@@ -59,6 +69,7 @@ struct TrackImportRun {
         var offsets: [Int] = []
         var bytes = 0
         var count = 0
+        var untimed = 0
         var scratch = JSONWriter(capacity: 128)
         do {
             var reader = try TrackFileReader { () throws(TrackImportError) -> [UInt8]? in
@@ -81,6 +92,7 @@ struct TrackImportRun {
                 bytes += scratch.bytes.count + 1
                 count += 1
             }
+            untimed = reader.untimed
         } catch let error as TrackImportError {
             abort()
             throw .failure("\(file): \(error.message) [\(error.code.rawValue)]; nothing was imported")
@@ -91,7 +103,7 @@ struct TrackImportRun {
         }
         progress.advance(by: batch.count, bytes: input.offset)
         try flush(&batch, &offsets, file: file)
-        return count
+        return (count, untimed)
     }
 
     /// Sends the batch; a refused point is shown with its offset in the file.

@@ -75,6 +75,34 @@ private func time(_ text: String) -> FixTime { TrackTime.parse(text)! }
         #expect(try points(text) == [ImportPoint(time: time("2004-01-02T03:04:05Z"), latitude: 10, longitude: 20)])
     }
 
+    /// `<time>` is optional in GPX: a point without one is passed over and
+    /// counted, the points around it are read.
+    @Test func aPointWithoutATimeIsPassedOverAndCounted() throws {
+        let text = """
+            <gpx version="1.1"><trk><trkseg>
+            <trkpt lat="1" lon="2"><ele>5</ele></trkpt>
+            <trkpt lat="1.5" lon="2.5"><time>2020-01-01T00:00:00Z</time></trkpt>
+            <trkpt lat="3" lon="4"/>
+            </trkseg><trkseg><trkpt lat="5" lon="6"><time>2020-01-01T00:01:00Z</time></trkpt></trkseg></trk></gpx>
+            """
+        for chunkSize in [1, 7, 1 << 16] {
+            var reader = try TrackFileReader(bytes: Array(text.utf8), chunkSize: chunkSize)
+            var read: [ImportPoint] = []
+            var offsets: [Int] = []
+            while let (point, offset) = try reader.next() {
+                read.append(point)
+                offsets.append(offset)
+            }
+            #expect(
+                read == [
+                    ImportPoint(time: time("2020-01-01T00:00:00Z"), latitude: 1.5, longitude: 2.5, segment: 0),
+                    ImportPoint(time: time("2020-01-01T00:01:00Z"), latitude: 5, longitude: 6, segment: 1),
+                ])
+            #expect(offsets == [77, 188], "each point's own offset")
+            #expect(reader.untimed == 2)
+        }
+    }
+
     @Test(arguments: [
         // (file, code, offset of the problem, a word of the reason)
         (
@@ -93,8 +121,12 @@ private func time(_ text: String) -> FixTime { TrackTime.parse(text)! }
             "badPoint", 32, "lon=\"east\""
         ),
         (
-            "<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"></trkpt></trkseg></trk></gpx>", "badPoint",
-            32, "without <time>"
+            "<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"200\"/></trkseg></trk></gpx>", "badPoint",
+            32, "longitude 200"
+        ),
+        (
+            "<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time> </time></trkpt></trkseg></trk></gpx>",
+            "badPoint", 55, "ISO 8601"
         ),
         (
             "<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><time>yesterday</time></trkpt></trkseg></trk></gpx>",

@@ -97,6 +97,39 @@ struct TrackImportTests {
         #expect(parsed10.count == 3 && parsed10[0].hasPrefix("120\n") && parsed10[0] == parsed10[1])
     }
 
+    /// gpxpy's real korita-zbevnica.gpx (GPSBabel, GPX 1.0) as it is: of its
+    /// 871 track points the 358 of its first track have no `<time>`. Those
+    /// are passed over and counted; the 513 with a time are imported and
+    /// come back as they were.
+    @Test func aRealGPXWithPointsWithoutATimeImportsTheTimedOnes() throws {
+        let daemon = try DaemonProcess(gpsdPort: nil, config: Self.config)
+        defer { daemon.stop() }
+        let input = Binaries.packageRoot.appendingPathComponent("Tests/Fixtures/timeline/korita-zbevnica.gpx").path
+        let imported = try Self.akloc(daemon, ["track", "import", input])
+        #expect(imported.exitCode == 0, "\(imported.stderr())")
+        #expect(
+            imported.stdout()
+                == "imported 513 of 513 points into 1 day(s); 0 were already in the track; "
+                + "358 points without a time were passed over\n")
+
+        let export = try Self.akloc(
+            daemon, ["track", "--since", "2010-10-01", "--until", "2010-10-06", "--format", "csv"])
+        #expect(export.exitCode == 0, "\(export.stderr())")
+        let exported = export.stdout().split(separator: "\n").dropFirst()
+        // Python's own XML parser counts the file's points, timed and not.
+        let script = """
+            import sys
+            from xml.etree import ElementTree
+            root = ElementTree.parse(sys.argv[1]).getroot()
+            namespace = root.tag.split("}")[0] + "}"
+            points = root.iter(namespace + "trkpt")
+            timed = [p for p in points if p.find(namespace + "time") is not None]
+            print(sum(1 for _ in root.iter(namespace + "trkpt")), len(timed))
+            """
+        #expect(try TrackTools.python(script, [input]) == "871 513\n")
+        #expect(exported.count == 513, "the timed points, each once")
+    }
+
     /// A day of Google Takeout: home until 12:00 (a point every 2 minutes,
     /// jitter of some metres), a drive of 12 km, work until 17:30.
     static func takeoutDay(start: Int) -> String {
