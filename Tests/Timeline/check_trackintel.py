@@ -69,8 +69,9 @@ HIKES = ["cerknicko-jezero", "korita-zbevnica"]
 def hike(name):
     """A hike's track points that have a time, as (time, lat, lon) in time
     order. korita-zbevnica's first track (358 points) has no times: akloc
-    refuses a point without its time (it cannot be placed in the journal)
-    and trackintel could not order it, so both see only the timed ones."""
+    passes a point without its time over (it cannot be placed in the
+    journal) and trackintel could not order it, so both see only the timed
+    ones. The times are needed here anyway: each hike is shifted in time."""
     root = ElementTree.parse(os.path.join(REPOSITORY, "Tests", "Fixtures", "timeline", name + ".gpx")).getroot()
     namespace = root.tag[:root.tag.index("}") + 1]
     points = []
