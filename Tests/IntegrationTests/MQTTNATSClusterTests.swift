@@ -60,8 +60,11 @@ struct MQTTNATSClusterTests {
             MQTTTest.locations(earlier + messages, topic: topic, retained: false)
         }
 
-        // About a minute of replay: a fix every 0.9 s or so.
-        let fake = try GPSFake.start(log: LiveReplay.bundled("haicom-305N"), cycle: 0.2)
+        // About two minutes of replay, a fix every 1.8 s or so: the second
+        // kill must come before it ends, also when node 0's rejoin needed a
+        // second start (45 s more; a CI run's attempt failed on that with a
+        // one-minute replay).
+        let fake = try GPSFake.start(log: LiveReplay.bundled("haicom-305N"), cycle: 0.4)
         defer { fake.stop() }
         let config = MQTTTest.config(port: cluster.mqttPort(0), tid: "ca").replacingOccurrences(
             of: "host = 127.0.0.1\n", with: "host = \(cluster.hostList)\n")
