@@ -168,37 +168,14 @@ public final class NATSCluster: @unchecked Sendable {
                 why = "a QoS 1 probe got no PUBACK: \(probe.stderr())"
                 continue
             }
-            let streams = (try? streamClusters(index)) ?? [:]
-            let unready = Self.mqttStreams.filter { name in
-                guard let leader = streams[name]?["leader"] as? String, !leader.isEmpty else { return true }
-                // Only the leader knows whether its followers caught up.
-                guard let leaderIndex = nodes.firstIndex(where: { $0.name == leader }),
-                    let cluster = (try? streamClusters(leaderIndex))?[name]
-                else { return true }
-                let running = Set(nodes.indices.filter { processes[$0]?.isRunning == true }.map { nodes[$0].name })
-                let replicas = (cluster["replicas"] as? [[String: Any]] ?? []).filter {
-                    running.contains($0["name"] as? String ?? "")
-                }
-                return replicas.count + 1 < running.count || !replicas.allSatisfy { $0["current"] as? Bool == true }
-            }
+            let unready = lagging(Self.mqttStreams, seenBy: index, in: streamClusters)
             // A resumed MQTT session lives in its durable consumers; one
             // whose leader died needs a new leader before it delivers again.
-            let consumers = (try? consumerClusters(index)) ?? [:]
-            let unreadyConsumers = consumers.keys.sorted().filter { name in
-                guard let leader = consumers[name]?["leader"] as? String, !leader.isEmpty,
-                    let leaderIndex = nodes.firstIndex(where: { $0.name == leader }),
-                    let cluster = (try? consumerClusters(leaderIndex))?[name]
-                else { return true }
-                let running = Set(nodes.indices.filter { processes[$0]?.isRunning == true }.map { nodes[$0].name })
-                let replicas = (cluster["replicas"] as? [[String: Any]] ?? []).filter {
-                    running.contains($0["name"] as? String ?? "")
-                }
-                let expected = min(running.count, (cluster["replicas"] as? [[String: Any]] ?? []).count + 1)
-                return replicas.count + 1 < expected || !replicas.allSatisfy { $0["current"] as? Bool == true }
-            }
+            let consumers = ((try? consumerClusters(index)) ?? [:]).keys.sorted()
+            let unreadyConsumers = lagging(consumers, seenBy: index, in: consumerClusters)
             if unready.isEmpty, unreadyConsumers.isEmpty { return }
             why =
-                "streams without a leader or with replicas catching up: \(unready) in \(streams); "
+                "streams without a leader or with replicas catching up: \(unready); "
                 + "consumers likewise: \(unreadyConsumers)"
             usleep(200_000)
         }
@@ -219,6 +196,27 @@ public final class NATSCluster: @unchecked Sendable {
             }
         }
         return clusters
+    }
+
+    /// Of `names` (streams, or `stream/consumer`s, as `clusters` reports
+    /// them), those without a leader as node `index` sees them, or whose
+    /// leader (only it knows whether its followers caught up) lacks a
+    /// running replica or has one that is not current.
+    private func lagging(
+        _ names: [String], seenBy index: Int, in clusters: (Int) throws -> [String: [String: Any]]
+    ) -> [String] {
+        let seen = (try? clusters(index)) ?? [:]
+        let running = Set(nodes.indices.filter { processes[$0]?.isRunning == true }.map { nodes[$0].name })
+        return names.filter { name in
+            guard let leader = seen[name]?["leader"] as? String, !leader.isEmpty,
+                let leaderIndex = nodes.firstIndex(where: { $0.name == leader }),
+                let cluster = (try? clusters(leaderIndex))?[name]
+            else { return true }
+            let all = cluster["replicas"] as? [[String: Any]] ?? []
+            let replicas = all.filter { running.contains($0["name"] as? String ?? "") }
+            return replicas.count + 1 < min(running.count, all.count + 1)
+                || !replicas.allSatisfy { $0["current"] as? Bool == true }
+        }
     }
 
     /// Each consumer of the MQTT streams (`stream/consumer`) with its
