@@ -67,6 +67,11 @@ struct Stay: Hashable, Sendable {
         return max(0, sumSquares / weight - meanX * meanX - meanY * meanY).squareRoot()
     }
 
+    func distanceFromArrival(_ fix: TimelineFix) -> Double {
+        Location.distance(
+            latitude: originLatitude, longitude: originLongitude, toLatitude: fix.latitude, longitude: fix.longitude)
+    }
+
     func distanceFromCentre(_ fix: TimelineFix) -> Double {
         let centre = centre
         return Location.distance(

@@ -3,13 +3,16 @@
 /// run the same detector over the same fixes, so they find the same visits.
 ///
 /// - A visit begins when fixes stay within `radius` of the first of them
-///   for `minimumTime` (the sliding stay point of Li et al. 2008, as
-///   trackintel's `sliding` method; its arrival is that first fix).
-/// - It ends when the fixes leave for good: at least three fixes outside
-///   its radius in a row that either go beyond twice the radius or stay out
-///   for `minimumTime`. Its departure is then the last fix inside. Fewer, or
-///   a return inside first, were a wild fix or jitter: dropped, so they
-///   neither end the visit nor make a trip.
+///   for `minimumTime`, timed to the first fix that leaves (the stay point
+///   of Li et al. 2008 as trackintel's `sliding` method computes it: the
+///   window starts again at the first fix beyond the radius of its first).
+///   Its arrival is that first fix. A way out after a gap times nothing.
+/// - It ends when the fixes leave for good: at least three fixes in a row
+///   beyond the radius of its centre or of its first fix, that either go
+///   beyond twice the radius or stay out for `minimumTime`. Its departure
+///   is then the last fix inside. Fewer, or a return inside first, were a
+///   wild fix or jitter: dropped, so they neither end the visit nor make a
+///   trip.
 /// - A gap in the fixes changes nothing by itself: fixes inside the radius
 ///   after it continue the visit; fixes far away after it end it, and the
 ///   trip that follows has `unknownPath`.
@@ -100,8 +103,11 @@ public struct VisitDetector: Sendable {
             settle(&events)
         case .visiting(var stay, var excursion):
             state = .empty
+            // Beyond the radius of the first fix is out too, as for
+            // trackintel; the centre alone would keep a walker who leaves on
+            // the far side from where they came for another 100 m.
             let distance = stay.distanceFromCentre(fix)
-            if distance <= settings.radius {
+            if distance <= settings.radius, stay.distanceFromArrival(fix) <= settings.radius {
                 // Back inside before leaving for good: the excursion was noise.
                 stay.add(fix)
                 state = .visiting(stay, Excursion())
@@ -124,27 +130,35 @@ public struct VisitDetector: Sendable {
         }
     }
 
-    /// Drops candidate anchors (into the trip) until every candidate fix is
-    /// within the radius of the first, then makes a visit once they span
-    /// `minimumTime`.
+    /// Makes a visit of the candidate once its fixes, each within the radius
+    /// of the first, span `minimumTime`. A fix beyond the radius ends the
+    /// candidate: if it came `minimumTime` after the first, without a gap
+    /// before it, the candidate was a visit and this fix its first step out
+    /// (Li et al. and trackintel time a stay to the fix that leaves it);
+    /// otherwise the candidate joins the trip and this fix begins the next
+    /// (the window jumps to it, as trackintel's does).
     private mutating func settle(_ events: inout [Event]) {
         guard case .travelling(var travel) = state else { return }
         state = .empty
-        // Only the newest fix can break the candidate; once an anchor is
-        // dropped, the next must hold every fix after it.
-        var checkAll = false
-        while let anchor = travel.candidate.first, let newest = travel.candidate.last,
-            checkAll
-                ? travel.candidate.dropFirst().contains(where: { anchor.distance(to: $0) > settings.radius })
-                : anchor.distance(to: newest) > settings.radius
+        if let anchor = travel.candidate.first, let newest = travel.candidate.last,
+            anchor.distance(to: newest) > settings.radius
         {
-            checkAll = true
-            travel.candidate.removeFirst()
-            if travel.trip == nil {
-                travel.trip = TripLeg(start: anchor, from: nil)
-            } else {
-                travel.trip!.add(anchor)
+            travel.candidate.removeLast()
+            if let last = travel.candidate.last, newest.time - anchor.time >= settings.minimumTime,
+                newest.time - last.time <= TripLeg.gap
+            {
+                arrive(travel, &events)
+                step(newest, &events)
+                return
             }
+            for fix in travel.candidate {
+                if travel.trip == nil {
+                    travel.trip = TripLeg(start: fix, from: nil)
+                } else {
+                    travel.trip!.add(fix)
+                }
+            }
+            travel.candidate = [newest]
         }
         guard let anchor = travel.candidate.first, let newest = travel.candidate.last,
             newest.time - anchor.time >= settings.minimumTime
@@ -152,6 +166,12 @@ public struct VisitDetector: Sendable {
             state = .travelling(travel)
             return
         }
+        arrive(travel, &events)
+    }
+
+    /// Ends the trip at the candidate's first fix and makes the candidate a visit.
+    private mutating func arrive(_ travel: Travel, _ events: inout [Event]) {
+        guard let anchor = travel.candidate.first else { return }
         if var trip = travel.trip {
             trip.add(anchor)
             var summary = trip.summary
