@@ -12,7 +12,7 @@ import Foundation
 /// `akloc-bench timeline [--out BENCHMARKS.md] [--days N]` (issue 29): the
 /// visit detector's CPU per fix, in process, on a day of stays with a
 /// still receiver's jitter and drives, and on a walk (the detector's
-/// dearest case: the candidate holds every fix of the last 100 m); and the
+/// dearest case: the candidate holds every fix since its window began); and the
 /// timeline of a journal of N days (default 30) from a real aklocd through
 /// `akloc timeline --json`, end to end. Its section of BENCHMARKS.md sits
 /// between two markers.
@@ -194,7 +194,8 @@ enum TimelineBench {
 
             The detector is measured in process (`VisitDetector.add`, the one the
             live path and the history run); the walk is its dearest case, where the
-            candidate stay holds every fix of the last 100 m. The journal's days are
+            candidate stay holds every fix since its window began (up to 100 m of
+            walking, each compared with the window's first only). The journal's days are
             home (a point every 5 s), 30 min of driving (every second), work, and
             back; the timeline goes through the real aklocd and CLI over the Unix
             socket, a week per request, each reading two days more for the visit
