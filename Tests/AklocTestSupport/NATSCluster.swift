@@ -78,8 +78,11 @@ public final class NATSCluster: @unchecked Sendable {
             for index in nodes.indices { try launch(index) }
             for index in nodes.indices { try waitUntilReady(index, timeout: readyTimeout) }
         } catch {
+            // "No suitable peers" on one node says nothing of why: say what
+            // each node was doing.
+            let nodes = self.nodes.indices.map(nodeState).joined(separator: "\n")
             stop()
-            throw error
+            throw SocketClient.Failure("\(error)\nthe nodes:\n\(nodes)")
         }
     }
 
@@ -166,6 +169,10 @@ public final class NATSCluster: @unchecked Sendable {
             if probed != 0 {
                 probe.kill()
                 why = "a QoS 1 probe got no PUBACK: \(probe.stderr())"
+                // Each refused probe has the node propose creating the MQTT
+                // streams again: a probe every few milliseconds only floods
+                // a cluster that is still electing its JetStream leader.
+                usleep(200_000)
                 continue
             }
             let unready = lagging(Self.mqttStreams, seenBy: index, in: streamClusters)
@@ -261,6 +268,19 @@ public final class NATSCluster: @unchecked Sendable {
             }
             return "\(nodes[index].name):\n" + (log + consumers.map { Substring($0) }).joined(separator: "\n")
         }.joined(separator: "\n")
+    }
+
+    /// Whether the node runs, how many routes it has and which JetStream
+    /// meta leader it sees, or how it exited.
+    func nodeState(_ index: Int) -> String {
+        let name = nodes[index].name
+        guard processes[index]?.isRunning == true else {
+            return "\(name) exited: " + String((processes[index]?.stderr() ?? "").suffix(1000))
+        }
+        let routes = (try? monitor(index, "/routez"))?["num_routes"] ?? "?"
+        let meta = (try? monitor(index, "/jsz"))?["meta_cluster"] as? [String: Any]
+        return "\(name) running, routes \(routes), JetStream meta leader \(meta?["leader"] ?? "none"), "
+            + "cluster size \(meta?["cluster_size"] ?? "?")"
     }
 
     /// The node's resident set in KiB (from /proc), nil when it is not running.

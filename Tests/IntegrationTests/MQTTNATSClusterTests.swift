@@ -23,12 +23,23 @@ struct MQTTNATSClusterTests {
         // in order; the failovers) is asserted in every attempt. What only
         // the broker owns, delivering what it acknowledged to a session that
         // moved and keeping the retained position, nats-server 2.9.10 now and
-        // then fails after two node kills (docs/mqtt.md, "Proven on NATS"):
-        // such an attempt is printed with the cluster's state and the
-        // scenario runs again on a fresh cluster, three attempts at most.
+        // then fails after two node kills (docs/mqtt.md, "Proven on NATS"),
+        // and once in a CI run three fresh nodes did not form a cluster that
+        // served MQTT within 90 s: such an attempt is printed with the
+        // cluster's state and the scenario runs again on a fresh cluster,
+        // three attempts at most.
         var faults: [String] = []
         for attempt in 1...3 {
-            let cluster = try NATSCluster(size: 3)
+            let cluster: NATSCluster
+            do {
+                cluster = try NATSCluster(size: 3)
+            } catch {
+                // Forming the cluster is the broker's own part too.
+                let report = "attempt \(attempt): the cluster did not serve MQTT: \(error)"
+                print("MQTT NATS cluster: the broker failed what it owns; \(report)")
+                faults.append(report)
+                continue
+            }
             defer { cluster.stop() }
             let fault: String?
             do {
