@@ -150,22 +150,32 @@ class Replay:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
+def _segments() -> List[List[str]]:
+    """The rows of /proc/sysvipc/shm: key, shmid, perms, size, cpid, lpid, nattch, ..."""
+    try:
+        with open("/proc/sysvipc/shm") as table:
+            return [row for row in (line.split() for line in table.readlines()[1:]) if len(row) > 6]
+    except OSError:
+        return []
+
+
 def _remove_gpsd_segment(port: int) -> None:
     """gpsd 3.22 leaves a SysV segment keyed 0x4770PPPP behind, and as root its NTP0..NTP7 ones.
-    The port's is this replay's own: removed even while the SIGKILLed gpsd, which nothing waits
-    for, is still attached (the kernel frees it at the last detach); removing only unattached ones
-    left it behind whenever gpsd had not exited yet. The NTP ones are shared by every gpsd run as
-    root: removed only when nothing is attached (a parallel test's live gpsd keeps its own)."""
+    The port's is this replay's own, and only this replay's gpsd attaches it: once nothing is
+    attached to it (bounded; a SIGKILLed gpsd exits at once, but nothing here waits for it, as
+    gpsfake is the group's leader), that gpsd has left the NTP ones too. Removing while it was
+    still exiting left the NTP ones behind. The NTP ones are shared by every gpsd run as root:
+    removed only when nothing is attached (a parallel test's live gpsd keeps its own)."""
     own = 0x47700000 | port
     keys = {own}
     if os.geteuid() == 0:
         keys |= {0x4E545030 + n for n in range(8)}
-    try:
-        with open("/proc/sysvipc/shm") as table:
-            rows = [line.split() for line in table.readlines()[1:]]
-    except OSError:
-        return
-    for row in rows:
-        key = int(row[0]) & 0xFFFFFFFF if len(row) > 6 else None
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(
+        int(row[0]) & 0xFFFFFFFF == own and row[6] != "0" for row in _segments()
+    ):
+        time.sleep(0.02)
+    for row in _segments():
+        key = int(row[0]) & 0xFFFFFFFF
         if key in keys and (key == own or row[6] == "0"):
             subprocess.run(["ipcrm", "-m", row[1]], check=False, stderr=subprocess.DEVNULL)
