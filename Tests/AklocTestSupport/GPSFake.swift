@@ -328,8 +328,10 @@ public enum SharedMemory {
     /// gpsfake gives each gpsd the key 0x4770PPPP (PPPP = port in hex).
     public static func gpsdKey(port: UInt16) -> Int32 { Int32(bitPattern: 0x4770_0000 | UInt32(port)) }
 
-    /// gpsd's NTP0..NTP7 segments ("NTP" + digit), made only when running as root.
-    public static let ntpKeys: [Int32] = (0..<8).map { 0x4E54_5030 + $0 }
+    /// gpsd's NTP segments ("NTP" + unit: 0x4E545030 + unit), made only when
+    /// running as root. The trixie tests' gpsd left units 8 to 11 (keys NTP8,
+    /// NTP9, NTP:, NTP;), beyond the NTP0..NTP7 this list had.
+    public static let ntpKeys: [Int32] = (0..<16).map { 0x4E54_5030 + $0 }
 
     /// Every segment on the system, from /proc/sysvipc/shm.
     public static func segments() -> [Segment] {

@@ -160,7 +160,7 @@ def _segments() -> List[List[str]]:
 
 
 def _remove_gpsd_segment(port: int) -> None:
-    """gpsd 3.22 leaves a SysV segment keyed 0x4770PPPP behind, and as root its NTP0..NTP7 ones.
+    """gpsd 3.22 leaves a SysV segment keyed 0x4770PPPP behind, and as root its NTP ones (units 0-15).
     The port's is this replay's own, and only this replay's gpsd attaches it: once nothing is
     attached to it (bounded; a SIGKILLed gpsd exits at once, but nothing here waits for it, as
     gpsfake is the group's leader), that gpsd has left the NTP ones too. Removing while it was
@@ -169,7 +169,7 @@ def _remove_gpsd_segment(port: int) -> None:
     own = 0x47700000 | port
     keys = {own}
     if os.geteuid() == 0:
-        keys |= {0x4E545030 + n for n in range(8)}
+        keys |= {0x4E545030 + n for n in range(16)}
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and any(
         int(row[0]) & 0xFFFFFFFF == own and row[6] != "0" for row in _segments()
