@@ -58,6 +58,8 @@ EARTH = 6_371_008.8
 MONTH = datetime.datetime(2026, 10, 1, 5, 0, tzinfo=datetime.timezone.utc).timestamp()
 TOLERANCE = 60.0
 REQUIRED = 0.95
+# trackintel's gap_threshold (15 min): after a longer gap its window begins again.
+TRACKINTEL_GAP = 15 * 60
 # Enkhuizen, so the days have Dutch names and a time zone.
 HOME = (52.7033, 5.2917)
 # A still receiver whose fixes glitch (quectel-eg25-g, 93 m/s): a stay of
@@ -360,11 +362,12 @@ def compare(daemon, days, names, lines):
             same_stop += 1
             start, end = span(over[0])
             inner = longest_gap(start, end if end < math.inf else times[-1])
-            by_gap += inner >= 15 * 60
+            gap_inside = inner >= TRACKINTEL_GAP
+            by_gap += gap_inside
             why = (f"the same stop is akloc's {over[0]['arrival'][11:19]}–"
                    f"{over[0]['departure'][11:19] if end < math.inf else 'under way'}: arrival {start - arrival:+.0f} s"
                    + (f", departure {end - departure:+.0f} s" if end < math.inf else "")
-                   + (f"; a {inner / 60:.0f} min gap inside akloc's" if inner >= 15 * 60 else ""))
+                   + (f"; a {inner / 60:.0f} min gap inside akloc's" if gap_inside else ""))
         elif gap >= 300:
             by_gap += 1
             why = (f"{gap / 60:.0f} of its {(departure - arrival) / 60:.0f} min without a fix, and a move "
@@ -379,7 +382,7 @@ def compare(daemon, days, names, lines):
         index = day_of(start)
         over = [sp for sp in reference if sp[0] < end and sp[1] > start]
         gap = longest_gap(start, end if end < math.inf else times[-1])
-        if gap >= 15 * 60:
+        if gap >= TRACKINTEL_GAP:
             why = f"a {gap / 60:.0f} min gap inside it (trackintel begins again after 15 min)"
         elif over:
             why = f"trackintel's staypoint there is {iso(over[0][0])[11:19]}–{iso(over[0][1])[11:19]}"

@@ -163,8 +163,8 @@ def _remove_gpsd_segment(port: int) -> None:
     """gpsd 3.22 leaves a SysV segment keyed 0x4770PPPP behind, and as root its NTP ones (units 0-15).
     The port's is this replay's own, and only this replay's gpsd attaches it: once nothing is
     attached to it (bounded; a SIGKILLed gpsd exits at once, but nothing here waits for it, as
-    gpsfake is the group's leader), that gpsd has left the NTP ones too. Removing while it was
-    still exiting left the NTP ones behind. The NTP ones are shared by every gpsd run as root:
+    gpsfake is the group's leader), that gpsd has left the NTP ones too, so they are not kept
+    for a gpsd that is only still exiting. The NTP ones are shared by every gpsd run as root:
     removed only when nothing is attached (a parallel test's live gpsd keeps its own)."""
     own = 0x47700000 | port
     keys = {own}
